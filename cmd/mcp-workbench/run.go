@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3").
+var version string
+
+// Version returns the build's version: the one set at build time, else the
+// module version that go install recorded, else "dev".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const usage = `mcp-workbench groups MCP servers into toolboxes behind two tools.
+
+Usage:
+  mcp-workbench [--config PATH] [--log-level LEVEL]   serve MCP on stdin/stdout (what a host runs)
+  mcp-workbench validate [--config PATH]              check the configuration and summarize it
+  mcp-workbench --version                             print the version
+  mcp-workbench help                                  show this help
+
+The configuration is --config PATH, else $WORKBENCH_CONFIG, else ./workbench-config.json.
+Log levels: debug, info, warn, error (also $WORKBENCH_LOG_LEVEL); logs go to stderr.
+`
+
+// run is the whole program, on the streams it is given.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	configPath := fs.String("config", "", "configuration file")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error")
+	showVersion := fs.Bool("version", false, "print the version")
+	help := fs.Bool("help", false, "show help")
+	fs.BoolVar(help, "h", false, "show help")
+	if err := fs.Parse(args); err != nil {
+		return usageError(stderr, err.Error())
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	switch {
+	case *help || cmd == "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case *showVersion || cmd == "version":
+		fmt.Fprintln(stdout, "mcp-workbench", Version())
+		return nil
+	}
+
+	out := &syncWriter{w: stderr}
+	log, err := newLogger(out, *logLevel)
+	if err != nil {
+		return usageError(stderr, err.Error())
+	}
+	path := config.ResolvePath(*configPath, os.LookupEnv)
+	cfg, err := config.Load(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcp-workbench:", err)
+		return &exitError{code: 1}
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration: " + w)
+	}
+
+	switch cmd {
+	case "":
+		return serve(ctx, cfg, log, out, stdin, stdout)
+	case "validate":
+		return validate(cfg, stdout)
+	}
+	return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
+}
+
+func usageError(stderr io.Writer, msg string) error {
+	fmt.Fprintf(stderr, "mcp-workbench: %s\n\n%s", msg, usage)
+	return &exitError{code: 2}
+}
+
+// serve runs the MCP server on stdin/stdout until stdin ends or ctx is
+// cancelled, then stops every downstream process.
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	defer wb.Close()
+	server := wb.MCPServer()
+	ss, err := server.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, nil)
+	if err != nil {
+		return err
+	}
+	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+		// stdin ended: the host is gone.
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx))
+	}
+	// Calls in flight are cancelled and servers stopped before the session
+	// closes, so that nothing waits on a downstream server.
+	wb.Close()
+	_ = ss.Close()
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		log.Debug("session ended", "error", err)
+	}
+	return nil
+}
+
+// validate prints a summary of a configuration that loaded.
+func validate(cfg *config.Config, stdout io.Writer) error {
+	fmt.Fprintf(stdout, "%s: valid, %d toolbox(es)\n", cfg.Path, len(cfg.Toolboxes))
+	for _, tb := range cfg.Toolboxes {
+		fmt.Fprintf(stdout, "\n%s — %s\n", tb.Name, tb.Description)
+		for _, s := range tb.Servers {
+			target := s.URL
+			if s.Transport == config.Stdio {
+				target = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+			}
+			state := ""
+			if s.Disabled {
+				state = " (disabled)"
+			}
+			filters := ""
+			if s.ToolFilters != nil {
+				filters = " tools: " + strings.Join(s.ToolFilters, ", ")
+			}
+			fmt.Fprintf(stdout, "  %-16s %-5s %s%s%s\n", s.Name, s.Transport, target, filters, state)
+		}
+	}
+	return nil
+}
+
+func newLogger(out io.Writer, level string) (*slog.Logger, error) {
+	if level == "" {
+		level = os.Getenv("WORKBENCH_LOG_LEVEL")
+	}
+	var l slog.Level
+	if level != "" {
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
+		}
+	}
+	h := slog.NewTextHandler(out, &slog.HandlerOptions{
+		Level: l,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{} // hosts stamp their logs themselves
+			}
+			return a
+		},
+	})
+	return slog.New(h), nil
+}
+
+// syncWriter serializes writes from the logger and the servers' stderr
+// forwarders, so that lines never interleave.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

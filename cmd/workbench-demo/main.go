@@ -1,0 +1,168 @@
+// Command workbench-demo shows mcp-workbench working, the way a host uses
+// it: it starts the workbench as a stdio MCP server, reads its
+// instructions and tools, opens every toolbox of the configuration, and
+// makes real calls through use_tool, printing each exchange.
+//
+//	workbench-demo [-bin bin/mcp-workbench] [-config workbench-config.example.json]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/mcp-workbench", "the workbench binary")
+	cfg := flag.String("config", "workbench-config.example.json", "the configuration to open")
+	flag.Parse()
+	if err := demo(*bin, *cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "demo failed:", err)
+		os.Exit(1)
+	}
+}
+
+func demo(bin, cfgPath string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	workspace, _ := filepath.Abs(".")
+	cmd := exec.Command(bin, "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "WORKBENCH_WORKSPACE="+workspace)
+	cmd.Stderr = os.Stderr
+
+	step("Starting %s --config %s as a stdio MCP server", bin, cfgPath)
+	start := time.Now()
+	client := mcp.NewClient(&mcp.Implementation{Name: "workbench-demo", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	init := cs.InitializeResult()
+	fmt.Printf("initialized in %v: %s %s\n\n--- instructions ---\n%s\n--------------------\n",
+		time.Since(start).Round(time.Millisecond), init.ServerInfo.Name, init.ServerInfo.Version, init.Instructions)
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(tools)
+	names := []string{}
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	step("tools/list: %s (%d bytes for the host's context)", strings.Join(names, ", "), len(b))
+
+	toolboxes := init.Instructions
+	for _, line := range strings.Split(toolboxes, "\n") {
+		if !strings.Contains(line, "(") || strings.HasPrefix(line, " ") || strings.HasPrefix(line, "Use ") {
+			continue
+		}
+		name := strings.TrimSpace(line[:strings.Index(line, "(")])
+		step("open_toolbox %q", name)
+		start := time.Now()
+		res, err := call(ctx, cs, "open_toolbox", map[string]any{"toolbox_name": name})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("opened in %v\n", time.Since(start).Round(time.Millisecond))
+		summarizeOpen(res)
+	}
+
+	step(`use_tool knowledge/memory/create_entities`)
+	if _, err := call(ctx, cs, "use_tool", map[string]any{
+		"tool": map[string]string{"toolbox": "knowledge", "server": "memory", "tool": "create_entities"},
+		"arguments": map[string]any{"entities": []any{map[string]any{
+			"name": "mcp-workbench", "entityType": "project",
+			"observations": []string{"groups MCP servers into toolboxes", "written in Go"},
+		}}},
+	}); err != nil {
+		return err
+	}
+	step(`use_tool knowledge/memory/search_nodes {"query":"toolboxes"}`)
+	if _, err := call(ctx, cs, "use_tool", map[string]any{
+		"tool":      map[string]string{"toolbox": "knowledge", "server": "memory", "tool": "search_nodes"},
+		"arguments": map[string]any{"query": "toolboxes"},
+	}); err != nil {
+		return err
+	}
+	step(`use_tool files/filesystem/list_directory %s`, workspace)
+	if _, err := call(ctx, cs, "use_tool", map[string]any{
+		"tool":      map[string]string{"toolbox": "files", "server": "filesystem", "tool": "list_directory"},
+		"arguments": map[string]any{"path": workspace},
+	}); err != nil {
+		return err
+	}
+	step("use_tool files/filesystem/write_file (removed by toolFilters: refused)")
+	if _, err := call(ctx, cs, "use_tool", map[string]any{
+		"tool":      map[string]string{"toolbox": "files", "server": "filesystem", "tool": "write_file"},
+		"arguments": map[string]any{"path": filepath.Join(workspace, "x"), "content": "no"},
+	}); err != nil {
+		return err
+	}
+	step("Closing the session: the workbench stops every server it started")
+	return nil
+}
+
+func step(format string, args ...any) {
+	fmt.Printf("\n==> "+format+"\n", args...)
+}
+
+// call calls a workbench tool and prints the exchange.
+func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req, _ := json.Marshal(args)
+	fmt.Printf("request:  %s %s\n", name, req)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && name == "use_tool" {
+			fmt.Printf("response: isError=%v %s\n", res.IsError, clip(t.Text, 600))
+		}
+	}
+	return res, nil
+}
+
+func summarizeOpen(res *mcp.CallToolResult) {
+	text := res.Content[0].(*mcp.TextContent).Text
+	if res.IsError {
+		fmt.Println("error:", text)
+		return
+	}
+	var out struct {
+		Servers []struct {
+			Name, Status, Error string
+			Tools               int
+		}
+		Tools []struct {
+			Name         string `json:"name"`
+			SourceServer string `json:"source_server"`
+		}
+	}
+	_ = json.Unmarshal([]byte(text), &out)
+	for _, s := range out.Servers {
+		fmt.Printf("server %-12s %-10s %2d tools %s\n", s.Name, s.Status, s.Tools, s.Error)
+	}
+	var names []string
+	for _, t := range out.Tools {
+		names = append(names, t.SourceServer+"/"+t.Name)
+	}
+	fmt.Printf("tools: %s\nresult: %d bytes of compact JSON\n", strings.Join(names, ", "), len(text))
+}
+
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

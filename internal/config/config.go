@@ -1,0 +1,230 @@
+// Package config loads, expands and validates the workbench configuration:
+// named toolboxes, each holding downstream MCP servers in the standard
+// "mcpServers" host format.
+//
+// Loading goes Load → Parse → validate. Every problem is collected and
+// reported at once, each with its JSON path, so that a user fixes a broken
+// file in one pass. Toolboxes and servers keep the order they have in the
+// file.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultPath is the file used when neither --config nor WORKBENCH_CONFIG is given.
+const DefaultPath = "workbench-config.json"
+
+// EnvConfig names the environment variable that holds the config path.
+const EnvConfig = "WORKBENCH_CONFIG"
+
+// Defaults for the per-server limits, per the workbench's contract.
+const (
+	DefaultConnectionTimeout = 30 * time.Second
+	DefaultRequestTimeout    = 60 * time.Second
+	DefaultMaxRetries        = 2
+)
+
+// Transport is how the workbench reaches a downstream server.
+type Transport string
+
+// The transports a server may use.
+const (
+	Stdio Transport = "stdio"
+	HTTP  Transport = "http" // streamable HTTP
+	SSE   Transport = "sse"
+)
+
+// Config is a validated workbench configuration.
+type Config struct {
+	// Path is the file the configuration was loaded from, if any.
+	Path string
+	// Toolboxes in file order.
+	Toolboxes []*Toolbox
+	// Warnings are problems that do not stop the workbench, such as
+	// unknown keys (hosts add their own), each naming its JSON path.
+	Warnings []string
+}
+
+// Toolbox is a named group of downstream servers.
+type Toolbox struct {
+	Name        string
+	Description string
+	// Servers in file order, disabled ones included.
+	Servers []*Server
+}
+
+// Server is one downstream MCP server of a toolbox.
+type Server struct {
+	Name      string
+	Transport Transport
+
+	// stdio
+	Command string
+	Args    []string
+	Env     map[string]string // added to the workbench's own environment
+	Cwd     string
+
+	// http and sse
+	URL     string
+	Headers map[string]string
+
+	// ToolFilters selects the tools offered: exact names or glob patterns
+	// (path.Match syntax). Nil means every tool.
+	ToolFilters []string
+	Disabled    bool
+
+	ConnectionTimeout time.Duration
+	RequestTimeout    time.Duration
+	MaxRetries        int
+}
+
+// Toolbox returns the toolbox with the given name, or nil.
+func (c *Config) Toolbox(name string) *Toolbox {
+	for _, tb := range c.Toolboxes {
+		if tb.Name == name {
+			return tb
+		}
+	}
+	return nil
+}
+
+// ToolboxNames returns the toolbox names in file order.
+func (c *Config) ToolboxNames() []string {
+	names := make([]string, len(c.Toolboxes))
+	for i, tb := range c.Toolboxes {
+		names[i] = tb.Name
+	}
+	return names
+}
+
+// Server returns the server with the given name, or nil.
+func (t *Toolbox) Server(name string) *Server {
+	for _, s := range t.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// EnabledServers counts the servers that are not disabled.
+func (t *Toolbox) EnabledServers() int {
+	n := 0
+	for _, s := range t.Servers {
+		if !s.Disabled {
+			n++
+		}
+	}
+	return n
+}
+
+// Problem is one configuration error, located by its JSON path.
+type Problem struct {
+	Path string // e.g. toolboxes.dev.mcpServers.remote.url; "" for the whole file
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Msg
+	}
+	return p.Path + ": " + p.Msg
+}
+
+// Error is returned for a configuration that cannot be used. It lists every
+// problem found, not just the first.
+type Error struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	name := e.File
+	if name == "" {
+		name = "configuration"
+	}
+	if len(e.Problems) == 1 {
+		fmt.Fprintf(&b, "invalid configuration %s: %s", name, e.Problems[0])
+		return b.String()
+	}
+	fmt.Fprintf(&b, "invalid configuration %s (%d problems):", name, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// ResolvePath picks the configuration file: the flag value if set, else
+// $WORKBENCH_CONFIG, else ./workbench-config.json.
+func ResolvePath(flagValue string, lookup LookupFunc) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v, ok := lookup(EnvConfig); ok && v != "" {
+		return v
+	}
+	return DefaultPath
+}
+
+// Load reads and validates the configuration file at path, expanding
+// ${VAR} references from the process environment.
+func Load(path string) (*Config, error) {
+	return LoadWith(path, os.LookupEnv)
+}
+
+// LoadWith is [Load] with the environment given by lookup.
+func LoadWith(path string, lookup LookupFunc) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			abs, _ := filepath.Abs(path)
+			return nil, fmt.Errorf("configuration file %s not found (give one with --config PATH or %s, see workbench-config.example.json)", abs, EnvConfig)
+		}
+		return nil, fmt.Errorf("reading configuration: %w", err)
+	}
+	cfg, err := Parse(data, lookup)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.File = path
+			return nil, ce
+		}
+		return nil, fmt.Errorf("configuration %s: %w", path, err)
+	}
+	cfg.Path = path
+	// A relative cwd is taken from the configuration file's folder: the
+	// workbench's own working directory depends on the host that starts it.
+	dir := filepath.Dir(path)
+	for _, tb := range cfg.Toolboxes {
+		for _, s := range tb.Servers {
+			if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {
+				s.Cwd = filepath.Join(dir, s.Cwd)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// Parse decodes, expands and validates a configuration document.
+func Parse(data []byte, lookup LookupFunc) (*Config, error) {
+	root, problems, err := decodeTree(data)
+	if err != nil {
+		return nil, err
+	}
+	v := &validator{lookup: lookup, problems: problems}
+	root = v.expand(root, "")
+	cfg := v.config(root)
+	if len(v.problems) > 0 {
+		return nil, &Error{Problems: v.problems}
+	}
+	cfg.Warnings = v.warnings
+	return cfg, nil
+}

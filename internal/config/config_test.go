@@ -1,0 +1,253 @@
+package config
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fixtures = "../../testdata/config"
+
+func env(vars map[string]string) LookupFunc {
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+func TestLoadValidFull(t *testing.T) {
+	path := filepath.Join(fixtures, "valid-full.json")
+	cfg, err := LoadWith(path, env(map[string]string{"HOME": "/home/u", "API_KEY": "k1", "TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.ToolboxNames(), []string{"zeta", "alpha"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("toolbox order = %v, want file order %v", got, want)
+	}
+	zeta := cfg.Toolbox("zeta")
+	var names []string
+	for _, s := range zeta.Servers {
+		names = append(names, s.Name)
+	}
+	if want := []string{"filesystem", "remote", "legacy", "off"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("server order = %v, want file order %v", names, want)
+	}
+	if n := zeta.EnabledServers(); n != 2 {
+		t.Errorf("EnabledServers = %d, want 2", n)
+	}
+
+	fs := zeta.Server("filesystem")
+	wantFS := &Server{
+		Name:              "filesystem",
+		Transport:         Stdio,
+		Command:           "npx",
+		Args:              []string{"-y", "@modelcontextprotocol/server-filesystem", "/home/u/dev"},
+		Env:               map[string]string{"API_KEY": "k1", "MODE": "safe"},
+		Cwd:               filepath.Join(fixtures, "work"),
+		ToolFilters:       []string{"read_*", "list_directory"},
+		ConnectionTimeout: 10 * time.Second, // top-level default
+		RequestTimeout:    DefaultRequestTimeout,
+		MaxRetries:        1, // top-level default
+	}
+	if !reflect.DeepEqual(fs, wantFS) {
+		t.Errorf("filesystem =\n%+v\nwant\n%+v", fs, wantFS)
+	}
+
+	remote := zeta.Server("remote")
+	if remote.Transport != HTTP || remote.URL != "https://example.com/mcp" ||
+		remote.Headers["Authorization"] != "Bearer t0k" || remote.RequestTimeout != 5*time.Second {
+		t.Errorf("remote = %+v", remote)
+	}
+	if l := zeta.Server("legacy"); l.Transport != SSE || !l.Disabled {
+		t.Errorf("legacy = %+v, want a disabled sse server", l)
+	}
+	if o := zeta.Server("off"); !o.Disabled || o.MaxRetries != 0 {
+		t.Errorf("off = %+v, want disabled with maxRetries 0", o)
+	}
+	alpha := cfg.Toolbox("alpha")
+	if a := alpha.Server("a"); a.Transport != HTTP {
+		t.Errorf("streamable-http transport = %q, want http", a.Transport)
+	}
+	if b := alpha.Server("b"); b.ConnectionTimeout != 10*time.Second || b.RequestTimeout != DefaultRequestTimeout || b.MaxRetries != 1 {
+		t.Errorf("b limits = %v %v %d", b.ConnectionTimeout, b.RequestTimeout, b.MaxRetries)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("unexpected warnings: %q", cfg.Warnings)
+	}
+}
+
+func TestLoadEmptyToolboxes(t *testing.T) {
+	cfg, err := LoadWith(filepath.Join(fixtures, "empty-toolboxes.json"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Toolboxes) != 0 {
+		t.Errorf("toolboxes = %v", cfg.Toolboxes)
+	}
+}
+
+func TestUnknownKeysWarn(t *testing.T) {
+	cfg, err := LoadWith(filepath.Join(fixtures, "unknown-keys.json"), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"globalShortcut: unknown top-level key, ignored",
+		"toolboxes.dev.color: unknown toolbox key, ignored",
+		"toolboxes.dev.mcpServers.s.alwaysAllow: unknown server key, ignored",
+		"toolboxes.dev.mcpServers.s.headers: ignored: this is a stdio server",
+	}
+	got := append([]string(nil), cfg.Warnings...)
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			if g == w {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("missing warning %q in %q", w, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d warnings, want %d: %q", len(got), len(want), got)
+	}
+}
+
+// TestLoadErrors checks that each broken fixture is rejected with every
+// problem at its JSON path.
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		file string
+		// want maps each expected JSON path to a fragment of its message.
+		want map[string]string
+		// whole is a fragment of the error for files that cannot be decoded.
+		whole string
+	}{
+		{file: "missing-toolboxes.json", want: map[string]string{"toolboxes": "required"}},
+		{file: "not-object.json", want: map[string]string{"": "must hold a JSON object"}},
+		{file: "syntax.json", whole: "line 3, column 34: invalid JSON"},
+		{file: "truncated.json", whole: "unexpected end of file"},
+		{file: "empty.json", whole: "the file is empty"},
+		{file: "dup-keys.json", want: map[string]string{"toolboxes.dev": "duplicate key"}},
+		{file: "env-key.json", want: map[string]string{
+			"toolboxes.dev.description":          "environment variable WB_TEST_DESC is not set",
+			"toolboxes.dev.mcpServers.s.args[0]": "unterminated ${",
+		}},
+		{file: "many-problems.json", want: map[string]string{
+			"requestTimeoutMs":                                      "positive whole number of milliseconds, got 0",
+			"toolboxes.dev.description":                             "must not be empty",
+			"toolboxes.dev.mcpServers.fs.args[1]":                   "must be a string, not a number",
+			"toolboxes.dev.mcpServers.fs.env.PORT":                  `must be a string, not a number (write "8080")`,
+			"toolboxes.dev.mcpServers.fs.connectionTimeoutMs":       "got -5",
+			"toolboxes.dev.mcpServers.none":                         `needs "command"`,
+			"toolboxes.dev.mcpServers.both":                         `both "command" and "url"`,
+			"toolboxes.dev.mcpServers.badurl.url":                   "must be an http:// or https:// URL",
+			"toolboxes.dev.mcpServers.badtransport.transport":       `unknown transport "websocket"`,
+			"toolboxes.dev.mcpServers.filters.toolFilters[1]":       `bad glob pattern "[abc"`,
+			"toolboxes.dev.mcpServers.filters.toolFilters[2]":       "must be a string",
+			"toolboxes.dev.mcpServers.flags":                        "contradict",
+			"toolboxes.dev.mcpServers.retries.maxRetries":           "got 1.5",
+			"toolboxes.dev.mcpServers.retries.requestTimeoutMs":     `got the string "100"`,
+			"toolboxes.dev.mcpServers.secret.headers.Authorization": "environment variable WB_TEST_UNSET_TOKEN is not set",
+			"toolboxes.dev.mcpServers.mismatch.type":                `says "sse" but "transport" says "http"`,
+			"toolboxes.empty.mcpServers":                            "at least one server",
+			"toolboxes.noservers.mcpServers":                        "required",
+			"toolboxes.str":                                         "must be an object",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := LoadWith(filepath.Join(fixtures, tt.file), env(nil))
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			if tt.whole != "" {
+				if !strings.Contains(err.Error(), tt.whole) {
+					t.Errorf("error %q does not contain %q", err, tt.whole)
+				}
+				return
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is a %T, want *config.Error", err, err)
+			}
+			if !strings.HasSuffix(ce.File, tt.file) {
+				t.Errorf("error names file %q", ce.File)
+			}
+			got := map[string]string{}
+			for _, p := range ce.Problems {
+				if _, dup := got[p.Path]; dup {
+					t.Errorf("two problems at %q", p.Path)
+				}
+				got[p.Path] = p.Msg
+			}
+			for path, frag := range tt.want {
+				msg, ok := got[path]
+				if !ok {
+					t.Errorf("no problem reported at %q", path)
+					continue
+				}
+				if !strings.Contains(msg, frag) {
+					t.Errorf("%s: message %q does not contain %q", path, msg, frag)
+				}
+			}
+			if len(ce.Problems) != len(tt.want) {
+				t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(tt.want), err)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := LoadWith(filepath.Join(t.TempDir(), "nope.json"), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "--config") {
+		t.Fatalf("err = %v, want a not-found error that says how to give a config", err)
+	}
+}
+
+func TestErrorListsEveryProblem(t *testing.T) {
+	_, err := Parse([]byte(`{"toolboxes":{"a":{"mcpServers":{"s":{}}}}}`), env(nil))
+	msg := err.Error()
+	for _, want := range []string{"(2 problems)", "toolboxes.a.description: required", `toolboxes.a.mcpServers.s: needs "command"`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+}
+
+func TestResolvePath(t *testing.T) {
+	tests := []struct {
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{"f.json", map[string]string{EnvConfig: "e.json"}, "f.json"},
+		{"", map[string]string{EnvConfig: "e.json"}, "e.json"},
+		{"", map[string]string{EnvConfig: ""}, DefaultPath},
+		{"", nil, DefaultPath},
+	}
+	for _, tt := range tests {
+		if got := ResolvePath(tt.flag, env(tt.env)); got != tt.want {
+			t.Errorf("ResolvePath(%q, %v) = %q, want %q", tt.flag, tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestJoinPath(t *testing.T) {
+	tests := []struct{ path, key, want string }{
+		{"", "toolboxes", "toolboxes"},
+		{"toolboxes", "dev", "toolboxes.dev"},
+		{"toolboxes", "my.box", `toolboxes["my.box"]`},
+		{"toolboxes", "a b", `toolboxes["a b"]`},
+		{"toolboxes", "", `toolboxes[""]`},
+	}
+	for _, tt := range tests {
+		if got := joinPath(tt.path, tt.key); got != tt.want {
+			t.Errorf("joinPath(%q, %q) = %q, want %q", tt.path, tt.key, got, tt.want)
+		}
+	}
+}

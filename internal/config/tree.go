@@ -1,0 +1,176 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// A node is one JSON value decoded with object keys kept in file order,
+// which encoding/json's maps would lose. Exactly one of the fields that
+// match kind is meaningful.
+type node struct {
+	kind kind
+	str  string      // kString
+	num  json.Number // kNumber
+	b    bool        // kBool
+	keys []string    // kObject, in file order
+	vals []*node     // kObject (parallel to keys), kArray
+}
+
+type kind int
+
+const (
+	kNull kind = iota
+	kBool
+	kNumber
+	kString
+	kArray
+	kObject
+)
+
+func (k kind) String() string {
+	return [...]string{"null", "boolean", "number", "string", "array", "object"}[k]
+}
+
+// get returns the value of key in an object node, or nil.
+func (n *node) get(key string) *node {
+	for i, k := range n.keys {
+		if k == key {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// decodeTree reads exactly one JSON value from data. Duplicate keys in an
+// object are reported (the last one would silently win otherwise).
+func decodeTree(data []byte) (*node, []Problem, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var dups []Problem
+	root, err := decodeValue(dec, "", &dups)
+	if err != nil {
+		return nil, nil, syntaxError(data, dec, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, nil, fmt.Errorf("%s: unexpected data after the top-level JSON value", position(data, dec.InputOffset()))
+	}
+	return root, dups, nil
+}
+
+func decodeValue(dec *json.Decoder, path string, dups *[]Problem) (*node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n := &node{kind: kObject}
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := kt.(string) // the decoder guarantees a string key here
+				child := joinPath(path, key)
+				v, err := decodeValue(dec, child, dups)
+				if err != nil {
+					return nil, err
+				}
+				if seen[key] {
+					*dups = append(*dups, Problem{Path: child, Msg: "duplicate key (each name may appear once)"})
+					continue
+				}
+				seen[key] = true
+				n.keys = append(n.keys, key)
+				n.vals = append(n.vals, v)
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return nil, err
+			}
+			return n, nil
+		case '[':
+			n := &node{kind: kArray}
+			for dec.More() {
+				v, err := decodeValue(dec, indexPath(path, len(n.vals)), dups)
+				if err != nil {
+					return nil, err
+				}
+				n.vals = append(n.vals, v)
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return nil, err
+			}
+			return n, nil
+		}
+		return nil, fmt.Errorf("unexpected %q", t)
+	case string:
+		return &node{kind: kString, str: t}, nil
+	case json.Number:
+		return &node{kind: kNumber, num: t}, nil
+	case bool:
+		return &node{kind: kBool, b: t}, nil
+	case nil:
+		return &node{kind: kNull}, nil
+	}
+	return nil, fmt.Errorf("unexpected token %v", tok)
+}
+
+// syntaxError turns a decoding error into one that names the line and column.
+func syntaxError(data []byte, dec *json.Decoder, err error) error {
+	off := dec.InputOffset()
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return errors.New("the file is empty; it must hold a JSON object with \"toolboxes\"")
+		}
+		return fmt.Errorf("%s: unexpected end of file (a bracket or quote is not closed)", position(data, int64(len(data))))
+	}
+	return fmt.Errorf("%s: invalid JSON: %v", position(data, off), err)
+}
+
+// position renders a byte offset as "line L, column C" (both from 1).
+func position(data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// joinPath appends an object key to a JSON path in the dotted form used in
+// every message: toolboxes.dev.mcpServers.remote.headers.Authorization. Keys
+// that would be ambiguous in that form are quoted: toolboxes["my.box"].
+func joinPath(path, key string) string {
+	if isPlainKey(key) {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+func indexPath(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+func isPlainKey(key string) bool {
+	if key == "" {
+		return false
+	}
+	return !strings.ContainsAny(key, ".[]\"' \t\n\\")
+}

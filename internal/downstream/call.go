@@ -1,0 +1,186 @@
+package downstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RefusedError is a call the workbench refused without sending anything
+// downstream: unknown or filtered tool, disabled server, invalid arguments.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+// lostError is a call whose connection broke before any answer came: the
+// server may or may not have run it.
+type lostError struct{ reason error }
+
+func (e *lostError) Error() string { return e.reason.Error() }
+func (e *lostError) Unwrap() error { return e.reason }
+
+var (
+	errTimedOut  = errors.New("request timed out")
+	errConnEnded = errors.New("connection ended")
+)
+
+// ProgressFunc receives the progress notifications of one call.
+type ProgressFunc func(*mcp.ProgressNotificationParams)
+
+type progressSink struct {
+	fn    ProgressFunc // nil: the caller did not ask for progress
+	touch func()       // restarts the call's timeout
+}
+
+// tokenSeq numbers the progress tokens sent downstream. Every call gets a
+// fresh one, whether or not its caller asked for progress, so that a
+// server's progress keeps a long call from timing out.
+var tokenSeq atomic.Uint64
+
+func (s *Server) relayProgress(p *mcp.ProgressNotificationParams) {
+	tok, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	v, ok := s.progress.Load(tok)
+	if !ok {
+		return // late, after the result: dropping it is fine
+	}
+	sink := v.(*progressSink)
+	sink.touch()
+	if sink.fn != nil {
+		sink.fn(p)
+	}
+}
+
+// Call calls tool with args (a JSON object) on the server, starting it if
+// needed. Refusals come back as *RefusedError, with nothing sent
+// downstream. A downstream tool error is a result with IsError, not an
+// error. Other errors mean the call failed on its way: the server could
+// not start, the connection broke, no answer came in time.
+//
+// When the connection breaks before any answer and the tool is annotated
+// readOnlyHint or idempotentHint, the server is started again and the call
+// retried once; other tools are never retried, since they may have run.
+func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	c, err := s.connect(ctx)
+	if err != nil {
+		if errors.Is(err, ErrDisabled) {
+			return nil, &RefusedError{Reason: "the server is disabled in the workbench configuration"}
+		}
+		return nil, err
+	}
+	t, err := c.resolve(tool, args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.call(ctx, t, args, onProgress)
+	var lost *lostError
+	if !errors.As(err, &lost) || !(t.ReadOnly || t.Idempotent) || errors.Is(lost.reason, ErrClosed) || ctx.Err() != nil {
+		return res, err
+	}
+	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
+		"tool", tool, "reason", lost.reason)
+	c2, err2 := s.connect(ctx)
+	if err2 != nil {
+		return nil, fmt.Errorf("%v; starting it again to retry the call failed: %v", err, err2)
+	}
+	t2, err2 := c2.resolve(tool, args)
+	if err2 != nil {
+		return nil, fmt.Errorf("%v; after starting it again: %v", err, err2)
+	}
+	res, err = c2.call(ctx, t2, args, onProgress)
+	if err != nil {
+		err = fmt.Errorf("%w (after one automatic retry)", err)
+	}
+	return res, err
+}
+
+// resolve finds the tool and checks the arguments against its inputSchema.
+func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
+	ts := c.tools.Load()
+	t := ts.Lookup(name)
+	if t == nil {
+		if ts.Filtered(name) {
+			return nil, &RefusedError{Reason: "the tool is not offered: the workbench configuration's toolFilters exclude it"}
+		}
+		names := ts.Names()
+		if len(names) == 0 {
+			return nil, &RefusedError{Reason: "no such tool; this server offers no tools"}
+		}
+		return nil, &RefusedError{Reason: "no such tool; this server's tools are: " + listNames(names, 30)}
+	}
+	violations, err := t.Validate(args)
+	if err != nil {
+		return nil, &RefusedError{Reason: fmt.Sprintf("arguments are not valid JSON: %v", err)}
+	}
+	if len(violations) > 0 {
+		var b strings.Builder
+		b.WriteString("arguments do not match the tool's inputSchema:")
+		for _, v := range violations {
+			b.WriteString("\n- ")
+			b.WriteString(v.String())
+		}
+		return nil, &RefusedError{Reason: b.String()}
+	}
+	return t, nil
+}
+
+func listNames(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(", … (%d more)", len(names)-max)
+}
+
+// call sends one tools/call, bounded by requestTimeoutMs, which each
+// progress notification of the call restarts.
+func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+	s := c.s
+	timeout := s.cfg.RequestTimeout
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(c.ctx, func() { cancel(errConnEnded) })
+	defer stop()
+	timer := time.AfterFunc(timeout, func() { cancel(errTimedOut) })
+	defer timer.Stop()
+
+	token := "wb-" + strconv.FormatUint(tokenSeq.Add(1), 36)
+	s.progress.Store(token, &progressSink{fn: onProgress, touch: func() { timer.Reset(timeout) }})
+	defer s.progress.Delete(token)
+
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := c.cs.CallTool(callCtx, params)
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the caller gave up; the SDK told the server
+	}
+	if errors.Is(context.Cause(callCtx), errTimedOut) {
+		return nil, fmt.Errorf("no response within %v (requestTimeoutMs); the call was cancelled", timeout)
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return nil, fmt.Errorf("the server answered with an error: %s (code %d)", werr.Message, werr.Code)
+	}
+	// The connection broke under the call. Say how, once the watcher knows.
+	select {
+	case <-c.done:
+		return nil, &lostError{reason: c.endErr}
+	case <-time.After(time.Second):
+		return nil, &lostError{reason: err}
+	}
+}

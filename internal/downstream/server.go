@@ -1,0 +1,533 @@
+// Package downstream is the workbench's MCP client side: one [Server] per
+// (toolbox, server) pair of the configuration, each with its own process
+// (or HTTP session), started on first use, bounded by timeouts and retries,
+// watched so that a death is noticed at once, and started again on the next
+// use.
+package downstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ProtocolVersion is the MCP version the workbench asks its servers for.
+// Pinning it keeps the SDK from probing with server/discover first, which
+// servers that do not know it ignore (hanging the connect) or die of.
+const ProtocolVersion = "2025-11-25"
+
+// Options are what every Server of a workbench shares.
+type Options struct {
+	Logger *slog.Logger
+	// Stderr receives the servers' stderr, one prefixed line per write.
+	Stderr io.Writer
+	// Watchdog, if set, stops process groups left by a killed workbench.
+	Watchdog   *proctree.Watchdog
+	ClientInfo *mcp.Implementation
+	// StopGrace is how long stopping a process waits at each step (after
+	// closing stdin, after SIGTERM). Default 1s.
+	StopGrace time.Duration
+	// Backoff gives the wait before retry n (from 1). Default: 500ms
+	// doubling, at most 8s.
+	Backoff func(retry int) time.Duration
+	// OnChange, if set, is called after a server's tools or connection
+	// state changed outside a call to it (a list_changed notification, a
+	// death).
+	OnChange func(*Server)
+}
+
+func (o *Options) stopGrace() time.Duration {
+	if o.StopGrace > 0 {
+		return o.StopGrace
+	}
+	return time.Second
+}
+
+func (o *Options) backoff(retry int) time.Duration {
+	if o.Backoff != nil {
+		return o.Backoff(retry)
+	}
+	return min(500*time.Millisecond<<(retry-1), 8*time.Second)
+}
+
+// Status is a server's state as open_toolbox reports it.
+type Status string
+
+// The statuses of a server.
+const (
+	StatusIdle      Status = "idle" // configured, not started yet
+	StatusConnected Status = "connected"
+	StatusError     Status = "error"
+	StatusDisabled  Status = "disabled"
+)
+
+// Errors of a server that cannot take calls.
+var (
+	ErrDisabled = errors.New("server is disabled in the configuration")
+	ErrClosed   = errors.New("workbench is shutting down")
+)
+
+// Server is one downstream server of one toolbox. Its methods are safe for
+// concurrent use.
+type Server struct {
+	Toolbox string
+	Name    string
+	cfg     *config.Server
+	o       *Options
+	log     *slog.Logger
+	prefix  string // "[toolbox/server]" for its stderr lines
+
+	ctx    context.Context // ends when the server is closed
+	cancel context.CancelFunc
+
+	progress sync.Map // downstream progress token → *progressSink
+
+	mu      sync.Mutex
+	live    *conn // the current connection, nil if none
+	dialing *dial // the connect under way, shared by everyone waiting
+	lastErr error // why the last connect failed or the last connection ended
+	closed  bool
+}
+
+// NewServer returns a Server for cfg in toolbox. Nothing starts until the
+// first [Server.Connect] or [Server.Call].
+func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		Toolbox: toolbox,
+		Name:    cfg.Name,
+		cfg:     cfg,
+		o:       o,
+		log:     o.Logger.With("toolbox", toolbox, "server", cfg.Name),
+		prefix:  "[" + toolbox + "/" + cfg.Name + "]",
+		ctx:     ctx,
+		cancel:  cancel,
+	}
+}
+
+// Config returns the server's configuration.
+func (s *Server) Config() *config.Server { return s.cfg }
+
+// State is a snapshot of a server.
+type State struct {
+	Status Status
+	Tools  *ToolSet      // nil unless connected
+	Err    error         // set when Status is StatusError
+	Since  time.Duration // how long the last successful connect took
+}
+
+// State reports the server's current state.
+func (s *Server) State() State {
+	if s.cfg.Disabled {
+		return State{Status: StatusDisabled}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.live != nil:
+		return State{Status: StatusConnected, Tools: s.live.tools.Load(), Since: s.live.connectTime}
+	case s.lastErr != nil:
+		return State{Status: StatusError, Err: s.lastErr}
+	}
+	return State{Status: StatusIdle}
+}
+
+// Connect makes sure the server is connected, starting it if needed, and
+// returns its tools. Concurrent callers share one attempt; a failed attempt
+// is forgotten, so the next call tries again. ctx bounds only the wait: the
+// attempt itself goes on for the others.
+func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
+	c, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.tools.Load(), nil
+}
+
+// Refresh lists the server's tools again (connecting first if needed).
+func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
+	c, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.fresh.CompareAndSwap(true, false) {
+		return c.tools.Load(), nil // just listed while connecting
+	}
+	lctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	if err := c.listTools(lctx); err != nil {
+		return nil, err
+	}
+	return c.tools.Load(), nil
+}
+
+// dial is a connect attempt (with its retries) that callers wait on.
+type dial struct {
+	done chan struct{}
+	conn *conn
+	err  error
+}
+
+func (s *Server) connect(ctx context.Context) (*conn, error) {
+	if s.cfg.Disabled {
+		return nil, ErrDisabled
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c := s.live; c != nil {
+		s.mu.Unlock()
+		return c, nil
+	}
+	d := s.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		s.dialing = d
+		go s.runDial(d)
+	}
+	s.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.conn, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *Server) runDial(d *dial) {
+	c, err := s.dialWithRetries()
+	s.mu.Lock()
+	s.dialing = nil
+	if err == nil && s.closed {
+		err = ErrClosed
+	}
+	if err == nil {
+		s.live, s.lastErr = c, nil
+	} else if !errors.Is(err, ErrClosed) {
+		s.lastErr = err
+	}
+	s.mu.Unlock()
+	if c != nil {
+		if err != nil {
+			c.end(ErrClosed, true)
+			c = nil
+		} else {
+			go c.watch()
+		}
+	}
+	d.conn, d.err = c, err
+	close(d.done)
+}
+
+// ConnectError is a connect that failed after every attempt.
+type ConnectError struct {
+	Attempts int
+	Err      error
+}
+
+func (e *ConnectError) Error() string {
+	if e.Attempts == 1 {
+		return fmt.Sprintf("could not start (1 attempt): %v", e.Err)
+	}
+	return fmt.Sprintf("could not start (%d attempts): %v", e.Attempts, e.Err)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+func (s *Server) dialWithRetries() (*conn, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := s.dialOnce()
+		if err == nil {
+			if attempt > 1 {
+				s.log.Info("connected", "attempts", attempt, "tools", len(c.tools.Load().Tools))
+			} else {
+				s.log.Debug("connected", "tools", len(c.tools.Load().Tools), "took", c.connectTime)
+			}
+			return c, nil
+		}
+		if s.ctx.Err() != nil {
+			return nil, ErrClosed
+		}
+		var se *startError
+		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
+			s.log.Warn("could not start", "attempts", attempt, "error", err)
+			return nil, &ConnectError{Attempts: attempt, Err: err}
+		}
+		wait := s.o.backoff(attempt)
+		s.log.Warn("start failed, retrying", "attempt", attempt, "retry_in", wait, "error", err)
+		select {
+		case <-time.After(wait):
+		case <-s.ctx.Done():
+			return nil, ErrClosed
+		}
+	}
+}
+
+// Close stops the server and everything it started, and waits until that
+// is done. Calls in flight end with an error. Close is idempotent.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	c, d := s.live, s.dialing
+	s.live = nil
+	s.mu.Unlock()
+	s.cancel()
+	if d != nil {
+		<-d.done // it notices s.closed and cleans up after itself
+	}
+	if c != nil {
+		c.end(ErrClosed, true)
+	}
+}
+
+// conn is one live connection to a server: an MCP session and, for stdio,
+// the process tree behind it.
+type conn struct {
+	s     *Server
+	cs    *mcp.ClientSession
+	proc  *process  // stdio only
+	pages *rawPages // nil where the transport cannot capture raw tools
+
+	ctx    context.Context // ends with the connection; calls derive from it
+	cancel context.CancelFunc
+
+	tools       atomic.Pointer[ToolSet]
+	fresh       atomic.Bool // tools were listed by the connect and not yet handed to a Refresh
+	listMu      sync.Mutex  // one tools/list walk at a time
+	connectTime time.Duration
+
+	endOnce sync.Once
+	done    chan struct{} // closed when the connection has ended
+	endErr  error         // why; set before done closes
+	stopped chan struct{} // closed when the process tree is gone too
+}
+
+// dialOnce makes one connect attempt, bounded by connectionTimeoutMs:
+// start, initialize, list tools.
+func (s *Server) dialOnce() (*conn, error) {
+	start := time.Now()
+	c := &conn{s: s, done: make(chan struct{}), stopped: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
+
+	transport, err := s.transport(c)
+	if err != nil {
+		c.cancel()
+		return nil, err
+	}
+	info := s.o.ClientInfo
+	if info == nil {
+		info = &mcp.Implementation{Name: "mcp-workbench", Version: "dev"}
+	}
+	client := mcp.NewClient(info, &mcp.ClientOptions{
+		Logger: SDKLogger(s.log),
+		// No roots, sampling or elicitation: the workbench proxies tools only.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			go c.toolsChanged()
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			s.relayProgress(req.Params)
+		},
+	})
+
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(s.cfg.ConnectionTimeout, func() {
+		timedOut.Store(true)
+		c.cancel()
+		if c.proc != nil {
+			c.proc.kill()
+		}
+	})
+	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err == nil {
+		c.cs = cs
+		err = c.listTools(c.ctx)
+	}
+	if !timer.Stop() && err == nil {
+		err = errors.New("timed out") // fired just as the connect finished
+	}
+	if err != nil {
+		err = c.explainStartFailure(err, timedOut.Load())
+		c.end(err, true)
+		return nil, err
+	}
+	c.fresh.Store(true)
+	c.connectTime = time.Since(start)
+	return c, nil
+}
+
+// explainStartFailure says why a start-up failed, in the user's terms.
+func (c *conn) explainStartFailure(err error, timedOut bool) error {
+	if c.proc != nil {
+		// A process that died explains itself best: wait a moment for it.
+		select {
+		case <-c.proc.exited:
+		case <-time.After(200 * time.Millisecond):
+		}
+		if c.proc.hasExited() && !timedOut {
+			msg := c.proc.exitDescription() + " during start-up"
+			if words := c.proc.stderr.lastWords(); words != "" {
+				msg += ": " + words
+			}
+			return errors.New(msg)
+		}
+	}
+	if timedOut {
+		return fmt.Errorf("no answer within %v (connectionTimeoutMs) while starting", c.s.cfg.ConnectionTimeout)
+	}
+	return err
+}
+
+// listTools walks every page of tools/list and installs the result.
+func (c *conn) listTools(ctx context.Context) error {
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	s := c.s
+	if caps := c.cs.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
+		c.tools.Store(&ToolSet{byName: map[string]*Tool{}, filtered: map[string]bool{}})
+		return nil // a server without tools is odd, not broken
+	}
+	if c.pages != nil {
+		c.pages.take()
+	}
+	const maxPages = 1000
+	var typed []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return fmt.Errorf("listing tools: more than %d pages (is the server repeating a cursor?)", maxPages)
+		}
+		res, err := c.cs.ListTools(ctx, params)
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		typed = append(typed, res.Tools...)
+		if res.NextCursor == "" || res.NextCursor == params.Cursor {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	var raw []json.RawMessage
+	if c.pages != nil {
+		for _, p := range c.pages.take() {
+			var page struct {
+				Tools []json.RawMessage `json:"tools"`
+			}
+			if err := json.Unmarshal(p, &page); err != nil {
+				return fmt.Errorf("listing tools: %w", err)
+			}
+			raw = append(raw, page.Tools...)
+		}
+	}
+	ts, err := buildToolSet(raw, typed, s.cfg.ToolFilters, s.Toolbox, s.Name, s.log)
+	if err != nil {
+		return err
+	}
+	c.tools.Store(ts)
+	return nil
+}
+
+// toolsChanged handles notifications/tools/list_changed: list again.
+func (c *conn) toolsChanged() {
+	s := c.s
+	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	if err := c.listTools(ctx); err != nil {
+		if c.ctx.Err() == nil {
+			s.log.Warn("tool list changed, but listing it again failed; keeping the old list", "error", err)
+		}
+		return
+	}
+	c.fresh.Store(false)
+	s.log.Info("tool list changed", "tools", len(c.tools.Load().Tools))
+	if s.o.OnChange != nil {
+		s.o.OnChange(s)
+	}
+}
+
+// watch waits for the connection to end on its own — the process exited or
+// the session broke — and records why, at once rather than at the next call.
+func (c *conn) watch() {
+	sessionDone := make(chan struct{})
+	go func() {
+		_ = c.cs.Wait()
+		close(sessionDone)
+	}()
+	var exited <-chan struct{}
+	if c.proc != nil {
+		exited = c.proc.exited
+	}
+	select {
+	case <-sessionDone:
+	case <-exited:
+	case <-c.done:
+		return // ended deliberately
+	}
+	var reason error
+	switch {
+	case c.proc != nil && c.proc.hasExited():
+		reason = errors.New("server process " + c.proc.exitDescription())
+	case c.proc != nil:
+		// The session ended first; the process usually follows at once.
+		select {
+		case <-c.proc.exited:
+			reason = errors.New("server process " + c.proc.exitDescription())
+		case <-time.After(200 * time.Millisecond):
+			reason = errors.New("server closed its connection")
+		}
+	default:
+		reason = errors.New("connection to the server was lost")
+	}
+	if c.end(reason, false) {
+		c.s.log.Warn("server stopped; it will be started again on next use", "reason", reason)
+		if c.s.o.OnChange != nil {
+			c.s.o.OnChange(c.s)
+		}
+	}
+}
+
+// end closes the connection for reason, once: calls in flight are
+// cancelled, the session closed, the process tree stopped. deliberate marks
+// a close the workbench chose, which is not remembered as the server's
+// error. It reports whether this call did the ending.
+func (c *conn) end(reason error, deliberate bool) bool {
+	did := false
+	c.endOnce.Do(func() {
+		did = true
+		s := c.s
+		s.mu.Lock()
+		if s.live == c {
+			s.live = nil
+			if !deliberate {
+				s.lastErr = reason
+			}
+		}
+		s.mu.Unlock()
+		c.endErr = reason
+		c.cancel()
+		close(c.done)
+		if c.cs != nil {
+			_ = c.cs.Close()
+		}
+		if c.proc != nil {
+			c.proc.stop(s.o.stopGrace())
+		}
+		close(c.stopped)
+	})
+	if !did {
+		<-c.stopped
+	}
+	return did
+}

@@ -1,0 +1,278 @@
+package downstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Tool is one downstream tool offered through the workbench.
+type Tool struct {
+	Name string
+	// JSON is the tool object as the server sent it, compacted, with
+	// "source_server" and "toolbox_name" added: what open_toolbox shows.
+	JSON json.RawMessage
+	// ReadOnly and Idempotent are the tool's annotations: such a tool may be
+	// retried once by the workbench after a crash that lost its call.
+	ReadOnly, Idempotent bool
+
+	schema *jsonschema.Schema // nil: arguments are not validated
+}
+
+// ToolSet is the tools one server offers, after toolFilters.
+type ToolSet struct {
+	// Tools in the server's order.
+	Tools    []*Tool
+	byName   map[string]*Tool
+	filtered map[string]bool // names the server has but toolFilters remove
+}
+
+// Lookup returns the offered tool of that name, or nil.
+func (ts *ToolSet) Lookup(name string) *Tool {
+	if ts == nil {
+		return nil
+	}
+	return ts.byName[name]
+}
+
+// Filtered reports whether the server has a tool of that name that
+// toolFilters remove.
+func (ts *ToolSet) Filtered(name string) bool {
+	return ts != nil && ts.filtered[name]
+}
+
+// Names returns the offered tool names in the server's order.
+func (ts *ToolSet) Names() []string {
+	if ts == nil {
+		return nil
+	}
+	names := make([]string, len(ts.Tools))
+	for i, t := range ts.Tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// wireTool is the part of a tool object the workbench reads itself.
+type wireTool struct {
+	Name        string          `json:"name"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations *struct {
+		ReadOnlyHint   bool `json:"readOnlyHint"`
+		IdempotentHint bool `json:"idempotentHint"`
+	} `json:"annotations"`
+}
+
+// buildToolSet turns a server's tools into a ToolSet. raw holds the tools
+// as sent, when the transport could capture them; typed holds the SDK's
+// decoding, which decides which tools are valid. filters are the server's
+// toolFilters (nil: all).
+func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, toolbox, server string, log *slog.Logger) (*ToolSet, error) {
+	valid := make(map[string]bool, len(typed))
+	for _, t := range typed {
+		valid[t.Name] = true
+	}
+	if raw == nil {
+		// Re-encode the SDK's structs: the best this transport allows.
+		for _, t := range typed {
+			b, err := json.Marshal(t)
+			if err != nil {
+				return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
+			}
+			raw = append(raw, b)
+		}
+	}
+	ts := &ToolSet{byName: map[string]*Tool{}, filtered: map[string]bool{}}
+	matched := make([]bool, len(filters))
+	suffix := fmt.Appendf(nil, `,"source_server":%s,"toolbox_name":%s}`, quote(server), quote(toolbox))
+	for _, r := range raw {
+		var w wireTool
+		if err := json.Unmarshal(r, &w); err != nil || !valid[w.Name] {
+			continue // the SDK rejected it, and logged why
+		}
+		if _, dup := ts.byName[w.Name]; dup {
+			log.Warn("server lists a tool twice; keeping the first", "tool", w.Name)
+			continue
+		}
+		if !selected(w.Name, filters, matched) {
+			ts.filtered[w.Name] = true
+			continue
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, r); err != nil {
+			continue
+		}
+		b := bytes.TrimSuffix(buf.Bytes(), []byte("}"))
+		b = append(b, suffix...)
+		t := &Tool{Name: w.Name, JSON: b}
+		if w.Annotations != nil {
+			t.ReadOnly, t.Idempotent = w.Annotations.ReadOnlyHint, w.Annotations.IdempotentHint
+		}
+		sch, err := compileSchema(w.InputSchema)
+		if err != nil {
+			log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
+				"error", clip([]byte(strings.ReplaceAll(err.Error(), "\n", " ")), 300))
+		}
+		t.schema = sch
+		ts.Tools = append(ts.Tools, t)
+		ts.byName[w.Name] = t
+	}
+	for i, f := range filters {
+		if !matched[i] {
+			log.Warn("toolFilters entry matches no tool of this server", "filter", f, "tools", strings.Join(append(ts.Names(), keys(ts.filtered)...), ", "))
+		}
+	}
+	return ts, nil
+}
+
+// selected reports whether toolFilters keep the tool name, and marks which
+// filters matched.
+func selected(name string, filters []string, matched []bool) bool {
+	if filters == nil {
+		return true
+	}
+	keep := false
+	for i, f := range filters {
+		if f == name {
+			matched[i], keep = true, true
+			continue
+		}
+		if ok, _ := path.Match(f, name); ok { // patterns were checked at load
+			matched[i], keep = true, true
+		}
+	}
+	return keep
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// refuseLoader refuses every external $ref: a schema that came from a
+// server must never make the workbench read a file or the network.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external $ref %q is not loaded", url)
+}
+
+// schemaURL names the schema being compiled; it never leaves the compiler.
+const schemaURL = "urn:mcp-workbench:input-schema"
+
+// compileSchema compiles a tool's inputSchema for validation. 2020-12 is
+// the default dialect; a schema that only compiles as draft-07 (tuple
+// "items") is compiled as draft-07. "format" is not asserted in any draft:
+// the server is the authority on formats, and drafts disagree.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil // no schema: nothing to check
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	compile := func(draft *jsonschema.Draft) (*jsonschema.Schema, error) {
+		c := jsonschema.NewCompiler()
+		c.UseLoader(refuseLoader{})
+		for _, f := range formatNames {
+			c.RegisterFormat(&jsonschema.Format{Name: f, Validate: func(any) error { return nil }})
+		}
+		if draft != nil {
+			c.DefaultDraft(draft)
+		}
+		if err := c.AddResource(schemaURL, doc); err != nil {
+			return nil, err
+		}
+		return c.Compile(schemaURL)
+	}
+	sch, err := compile(nil)
+	if err != nil {
+		if sch7, err7 := compile(jsonschema.Draft7); err7 == nil {
+			return sch7, nil
+		}
+	}
+	return sch, err
+}
+
+// formatNames are the formats the validator knows; each is registered as
+// always valid.
+var formatNames = []string{
+	"date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+	"ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uri-template",
+	"json-pointer", "relative-json-pointer", "uuid", "period", "semver",
+}
+
+// Violation is one way arguments fail a tool's inputSchema.
+type Violation struct {
+	Path string // JSON pointer into the arguments, "" for the whole object
+	Msg  string
+}
+
+func (v Violation) String() string {
+	p := v.Path
+	if p == "" {
+		p = "(root)"
+	}
+	return p + ": " + v.Msg
+}
+
+var printer = message.NewPrinter(language.English)
+
+// Validate checks arguments (a JSON object) against the tool's inputSchema.
+// It returns nil when they pass or when the tool has no usable schema.
+func (t *Tool) Validate(args json.RawMessage) ([]Violation, error) {
+	if t.schema == nil {
+		return nil, nil
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil, err
+	}
+	err = t.schema.Validate(inst)
+	if err == nil {
+		return nil, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, err
+	}
+	var out []Violation
+	collectViolations(ve, &out)
+	return out, nil
+}
+
+func collectViolations(ve *jsonschema.ValidationError, out *[]Violation) {
+	if len(ve.Causes) == 0 {
+		if _, ok := ve.ErrorKind.(*kind.Schema); ok {
+			return
+		}
+		p := ""
+		for _, tok := range ve.InstanceLocation {
+			p += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+		}
+		*out = append(*out, Violation{Path: p, Msg: ve.ErrorKind.LocalizedString(printer)})
+		return
+	}
+	for _, c := range ve.Causes {
+		collectViolations(c, out)
+	}
+}

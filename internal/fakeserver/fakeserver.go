@@ -1,0 +1,400 @@
+// Package fakeserver is a downstream MCP server for tests that can
+// misbehave on demand: exit at start, fail its first starts, hang, crash
+// mid-call, print junk, flood stderr, report progress, change its tools,
+// and count the calls and cancellations it received.
+//
+// It runs as a real process: a test binary whose TestMain calls [MaybeRun]
+// re-executes itself with FAKE_SERVER=1 in the environment (a server's
+// "env" in a workbench config does that), so no separate build is needed.
+// Behaviour is chosen by FAKE_* environment variables; see [Env].
+package fakeserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The environment variables that steer the fake server.
+const (
+	EnvServer      = "FAKE_SERVER"        // "1": run as the fake server
+	EnvName        = "FAKE_NAME"          // name reported in serverInfo and in every result
+	EnvStateDir    = "FAKE_STATE_DIR"     // folder for counters that outlive one process
+	EnvExitAtStart = "FAKE_EXIT_AT_START" // exit at once with this status
+	EnvFailFirst   = "FAKE_FAIL_FIRST"    // exit with status 1 on the first N starts (needs FAKE_STATE_DIR)
+	EnvHangInit    = "FAKE_HANG_INIT"     // "1": never answer initialize
+	EnvJunk        = "FAKE_JUNK_STDOUT"   // "1": print a non-JSON line on stdout before every message
+	EnvFlood       = "FAKE_FLOOD_STDERR"  // write this many stderr lines at start
+	EnvTools       = "FAKE_TOOLS"         // add this many generated tools, tool_000…
+	EnvPageSize    = "FAKE_PAGE_SIZE"     // tools/list page size
+	EnvStartDelay  = "FAKE_START_DELAY_MS"
+	EnvExtraField  = "FAKE_EXTRA_FIELD" // "1": add fields the SDK does not know to each tool object
+)
+
+// Counter files in FAKE_STATE_DIR.
+const (
+	StartsFile  = "starts"  // one line per start
+	CallsFile   = "calls"   // one line per tool call: the tool's name
+	CancelsFile = "cancels" // one line per cancelled call: the tool's name
+	PIDsFile    = "pids"    // one line per start: the process id
+)
+
+// MaybeRun runs the fake server and exits if this process was started as
+// one. Call it first thing in TestMain.
+func MaybeRun() {
+	if os.Getenv(EnvServer) != "1" {
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fake server:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Env returns the environment that makes a re-executed test binary the
+// fake server, plus extra variables (alternating names and values).
+func Env(extra ...string) map[string]string {
+	env := map[string]string{EnvServer: "1"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return env
+}
+
+type fake struct {
+	name     string
+	stateDir string
+	server   *mcp.Server
+	added    atomic.Int32
+}
+
+func run() error {
+	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
+	if f.name == "" {
+		f.name = "fake"
+	}
+	starts := f.record(StartsFile, "start")
+	f.record(PIDsFile, strconv.Itoa(os.Getpid()))
+	if n := envInt(EnvFlood); n > 0 {
+		for i := range n {
+			fmt.Fprintf(os.Stderr, "flood line %d of %d: the quick brown fox jumps over the lazy dog\n", i+1, n)
+		}
+	}
+	if v := os.Getenv(EnvExitAtStart); v != "" {
+		code, _ := strconv.Atoi(v)
+		fmt.Fprintf(os.Stderr, "fake server %s: exiting at start as asked (status %d)\n", f.name, code)
+		os.Exit(code)
+	}
+	if n := envInt(EnvFailFirst); n > 0 && starts <= n {
+		fmt.Fprintf(os.Stderr, "fake server %s: failing start %d of %d\n", f.name, starts, n)
+		os.Exit(1)
+	}
+	if d := envInt(EnvStartDelay); d > 0 {
+		time.Sleep(time.Duration(d) * time.Millisecond)
+	}
+	if os.Getenv(EnvHangInit) == "1" {
+		_, _ = io.Copy(io.Discard, os.Stdin) // read, never answer
+		return nil
+	}
+
+	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
+	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
+	f.addTools()
+	var t mcp.Transport = &mcp.StdioTransport{}
+	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" {
+		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1"}
+	}
+	err := f.server.Run(context.Background(), t)
+	if err != nil && strings.Contains(err.Error(), "EOF") {
+		return nil
+	}
+	return err
+}
+
+// record appends a line to a counter file and returns how many lines it
+// holds now. Without FAKE_STATE_DIR it does nothing.
+func (f *fake) record(file, line string) int {
+	if f.stateDir == "" {
+		return 0
+	}
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	p := filepath.Join(f.stateDir, file)
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0
+	}
+	fmt.Fprintln(fh, line)
+	fh.Close()
+	return len(ReadLines(f.stateDir, file))
+}
+
+var recordMu sync.Mutex
+
+// ReadLines returns the lines of a counter file in dir.
+func ReadLines(dir, file string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return nil
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func envInt(name string) int {
+	n, _ := strconv.Atoi(os.Getenv(name))
+	return n
+}
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func (f *fake) addTools() {
+	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
+	f.server.AddTool(&mcp.Tool{
+		Name:        "echo",
+		Title:       "Echo",
+		Description: "Returns its arguments and the server's name.",
+		InputSchema: schema(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Annotations: ro,
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "echo")
+		out := map[string]any{"server": f.name, "args": json.RawMessage(req.Params.Arguments)}
+		b, _ := json.Marshal(out)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: out}, nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "add",
+		Description: "Adds two numbers.",
+		InputSchema: schema(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "add")
+		var in struct{ A, B float64 }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		return text(strconv.FormatFloat(in.A+in.B, 'g', -1, 64)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "sleep",
+		Description: "Sleeps for ms milliseconds, or until cancelled.",
+		InputSchema: schema(`{"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "sleep")
+		var in struct{ MS int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+			return text(fmt.Sprintf("slept %dms", in.MS)), nil
+		case <-ctx.Done():
+			f.record(CancelsFile, "sleep")
+			return nil, ctx.Err()
+		}
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "progress",
+		Description: "Reports progress steps times, delayMs apart, then answers.",
+		InputSchema: schema(`{"type":"object","properties":{"steps":{"type":"integer"},"delayMs":{"type":"integer"}}}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "progress")
+		var in struct{ Steps, DelayMS int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		tok := req.Params.GetProgressToken()
+		for i := 1; i <= in.Steps; i++ {
+			select {
+			case <-time.After(time.Duration(in.DelayMS) * time.Millisecond):
+			case <-ctx.Done():
+				f.record(CancelsFile, "progress")
+				return nil, ctx.Err()
+			}
+			if tok != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i),
+				})
+			}
+		}
+		return text(fmt.Sprintf("done after %d steps", in.Steps)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "crash",
+		Description: "Exits the server process in the middle of the call.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "crash")
+		fmt.Fprintln(os.Stderr, "fake server: crashing as asked")
+		os.Exit(3)
+		return nil, nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "crash_once",
+		Description: "Read-only; crashes the server on the first call of the test, answers afterwards.",
+		InputSchema: schema(`{"type":"object"}`),
+		Annotations: ro,
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if f.record(CallsFile, "crash_once") == 1 {
+			os.Exit(3)
+		}
+		return text("survived"), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "fail",
+		Description: "Returns a tool error.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "fail")
+		res := text("fail: something went wrong downstream")
+		res.IsError = true
+		return res, nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "rpc_error",
+		Description: "Answers with a JSON-RPC error instead of a result.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "rpc_error")
+		return nil, &jsonrpc.Error{Code: -32001, Message: "the fake server refuses"}
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "rich",
+		Description: "Returns every kind of content, structured content and _meta.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "rich")
+		return &mcp.CallToolResult{
+			Meta: mcp.Meta{"fake/trace": "abc"},
+			Content: []mcp.Content{
+				&mcp.TextContent{Text: "hello", Annotations: &mcp.Annotations{Priority: 0.5}},
+				&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
+				&mcp.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+				&mcp.ResourceLink{URI: "file:///tmp/x.txt", Name: "x.txt"},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://a", MIMEType: "text/plain", Text: "embedded"}},
+			},
+			StructuredContent: map[string]any{"n": 1.5, "list": []any{"a", "b"}},
+		}, nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "change_tools",
+		Description: "Adds a tool named added_N, so the server announces a changed tool list.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "change_tools")
+		name := fmt.Sprintf("added_%d", f.added.Add(1))
+		f.server.AddTool(&mcp.Tool{Name: name, Description: "Added at run time.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text(name), nil
+			})
+		return text("added " + name), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "whoami",
+		Description: "Returns the process id, working directory and the named environment variable.",
+		InputSchema: schema(`{"type":"object","properties":{"env":{"type":"string"}}}`),
+		Annotations: ro,
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "whoami")
+		var in struct{ Env string }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		wd, _ := os.Getwd()
+		out := map[string]any{"server": f.name, "pid": os.Getpid(), "cwd": wd, "env": os.Getenv(in.Env)}
+		b, _ := json.Marshal(out)
+		return text(string(b)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "spawn",
+		Description: "Starts a long sleep as a child process of the server and returns its pid.",
+		InputSchema: schema(`{"type":"object"}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return text(strconv.Itoa(cmd.Process.Pid)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "tuple",
+		Description: "A draft-07 schema with tuple items.",
+		InputSchema: schema(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"point":{"type":"array","items":[{"type":"number"},{"type":"number"}]},"when":{"type":"string","format":"date-time"}},"required":["point"]}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "tuple")
+		return text(string(req.Params.Arguments)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
+		Name:        "bad_schema",
+		Description: "Its inputSchema cannot compile, and refers to a file that must never be read.",
+		InputSchema: schema(`{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"},"y":{"type":"nonsense"}}}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "bad_schema")
+		return text("bad_schema ran"), nil
+	})
+	for i := range envInt(EnvTools) {
+		name := fmt.Sprintf("tool_%03d", i)
+		f.server.AddTool(&mcp.Tool{Name: name, Description: "Generated tool number " + strconv.Itoa(i) + ".", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text(name), nil
+			})
+	}
+}
+
+// mangler wraps the server's transport to print junk on stdout before
+// every message, and to add fields the SDK does not know to each tool of a
+// tools/list result.
+type mangler struct {
+	mcp.Transport
+	junk, extra bool
+}
+
+func (m *mangler) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := m.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &mangledConn{Connection: c, m: m}, nil
+}
+
+type mangledConn struct {
+	mcp.Connection
+	m  *mangler
+	mu sync.Mutex
+}
+
+func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m.junk {
+		fmt.Fprintln(os.Stdout, "this line is not JSON-RPC: a server printing a banner on stdout")
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.extra && len(resp.Result) > 0 {
+		var page map[string]json.RawMessage
+		if json.Unmarshal(resp.Result, &page) == nil && page["tools"] != nil {
+			var tools []map[string]json.RawMessage
+			if json.Unmarshal(page["tools"], &tools) == nil {
+				for _, t := range tools {
+					t["x-vendor"] = json.RawMessage(`{"cost":"low","tags":["a","b"]}`)
+					t["execution"] = json.RawMessage(`{"taskSupport":"optional"}`)
+				}
+				page["tools"], _ = json.Marshal(tools)
+				resp.Result, _ = json.Marshal(page)
+			}
+		}
+	}
+	return c.Connection.Write(ctx, msg)
+}

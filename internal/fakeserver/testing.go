@@ -1,0 +1,93 @@
+package fakeserver
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+)
+
+// TagVar is set in a test's servers' environment; every process they start
+// inherits it, so [Tagged] can find a whole process tree, grandchildren
+// included, whatever happened to its parents.
+const TagVar = "WB_TEST_TAG"
+
+// Config returns the configuration of a fake server named name: this test
+// binary, re-executed with env (see [Env]). Its limits are short, for tests.
+func Config(name string, env map[string]string) *config.Server {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return &config.Server{
+		Name:              name,
+		Transport:         config.Stdio,
+		Command:           exe,
+		Env:               env,
+		ConnectionTimeout: 20 * time.Second,
+		RequestTimeout:    20 * time.Second,
+		MaxRetries:        0,
+	}
+}
+
+// Tagged returns the ids of live processes (zombies excluded) whose
+// environment holds TagVar=tag. It works on Linux only; elsewhere it
+// returns nil, false.
+func Tagged(tag string) (pids []int, ok bool) {
+	if runtime.GOOS != "linux" {
+		return nil, false
+	}
+	want := []byte(TagVar + "=" + tag + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append(env, 0), want) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids, true
+}
+
+// WaitUntagged waits up to d for every process tagged tag to end and
+// returns those still alive.
+func WaitUntagged(tag string, d time.Duration) []int {
+	deadline := time.Now().Add(d)
+	for {
+		pids, _ := Tagged(tag)
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMain is the TestMain of every package whose tests start servers:
+// the test binary, re-executed, is the fake server or the process
+// watchdog; otherwise it runs the tests.
+func TestMain(m *testing.M) {
+	proctree.MaybeRun()
+	MaybeRun()
+	// The race detector makes every instrumented process sleep a second
+	// at exit; fake servers and watchdogs are such processes.
+	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	os.Exit(m.Run())
+}

@@ -1,0 +1,74 @@
+//go:build unix
+
+package proctree
+
+import (
+	"errors"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+const supported = true
+
+// SetGroup makes cmd start in a new process group whose id is its pid, so
+// that [StopGroup] reaches every process it starts.
+func SetGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}
+
+// GroupAlive reports whether any process of the group pgid is still
+// running. Zombies do not count: where nothing reaps orphans (some container
+// inits), they would otherwise keep a dead group "alive" forever.
+func GroupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return hasLiveMember(pgid)
+}
+
+// StopGroup sends SIGTERM to every process of the group pgid, waits up to
+// grace for them to exit, then sends SIGKILL to whatever is left. It returns
+// once the group is gone or, after SIGKILL, once grace has passed again.
+func StopGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 || !GroupAlive(pgid) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	if waitGone(pgid, grace) {
+		return
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGone(pgid, grace)
+}
+
+// KillGroup sends SIGKILL to every process of the group pgid at once.
+func KillGroup(pgid int) {
+	if pgid > 1 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+func waitGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		if !GroupAlive(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(delay)
+	}
+}
+
+// ignoreSignals keeps the watchdog alive through a terminal's Ctrl-C or
+// hang-up: its job is to outlive the workbench long enough to clean up.
+func ignoreSignals() {
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+}

@@ -1,0 +1,185 @@
+// Package workbench is the MCP server the host talks to: two tools,
+// open_toolbox and use_tool, over the toolboxes of a configuration, each
+// toolbox a set of downstream servers started on first use.
+package workbench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Name is the workbench's name in serverInfo and clientInfo.
+const Name = "mcp-workbench"
+
+// Options configure a Workbench.
+type Options struct {
+	Version string
+	Logger  *slog.Logger
+	// Stderr receives the downstream servers' stderr lines.
+	Stderr io.Writer
+	// Downstream, if set, overrides how downstream servers are handled
+	// (tests shorten waits with it). Logger, Stderr, Watchdog and
+	// ClientInfo are filled in when empty.
+	Downstream *downstream.Options
+}
+
+// Workbench holds the toolboxes of one configuration and their servers.
+type Workbench struct {
+	// ctx ends when the workbench closes; every call derives from it, so
+	// that shutdown cancels calls in flight before it stops their servers.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	cfg       *config.Config
+	log       *slog.Logger
+	version   string
+	toolboxes []*toolbox
+	byName    map[string]*toolbox
+	watchdog  *proctree.Watchdog
+
+	closeOnce sync.Once
+}
+
+type toolbox struct {
+	cfg     *config.Toolbox
+	servers []*downstream.Server // in file order, disabled ones included
+
+	mu     sync.Mutex
+	opened bool // open_toolbox (or a use_tool) has opened it once
+}
+
+func (tb *toolbox) server(name string) *downstream.Server {
+	for _, s := range tb.servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// New returns a Workbench for cfg. No server is started.
+func New(cfg *config.Config, opts Options) *Workbench {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Workbench{
+		ctx:     ctx,
+		cancel:  cancel,
+		cfg:     cfg,
+		log:     log,
+		version: opts.Version,
+		byName:  map[string]*toolbox{},
+	}
+	var do downstream.Options
+	if opts.Downstream != nil {
+		do = *opts.Downstream
+	}
+	if do.Logger == nil {
+		do.Logger = log
+	}
+	if do.Stderr == nil {
+		do.Stderr = opts.Stderr
+	}
+	if do.Watchdog == nil {
+		w.watchdog = proctree.NewWatchdog(log)
+		do.Watchdog = w.watchdog
+	}
+	if do.ClientInfo == nil {
+		do.ClientInfo = &mcp.Implementation{Name: Name, Version: opts.Version}
+	}
+	for _, tc := range cfg.Toolboxes {
+		tb := &toolbox{cfg: tc}
+		for _, sc := range tc.Servers {
+			tb.servers = append(tb.servers, downstream.NewServer(tc.Name, sc, &do))
+		}
+		w.toolboxes = append(w.toolboxes, tb)
+		w.byName[tc.Name] = tb
+	}
+	return w
+}
+
+// Close stops every server the workbench started, with their process
+// trees, in parallel, and returns when they are gone. Calls in flight end
+// with an error. Close is idempotent.
+func (w *Workbench) Close() {
+	w.closeOnce.Do(func() {
+		w.cancel()
+		var wg sync.WaitGroup
+		for _, tb := range w.toolboxes {
+			for _, s := range tb.servers {
+				wg.Go(s.Close)
+			}
+		}
+		wg.Wait()
+		w.watchdog.Close()
+	})
+}
+
+// Instructions is the text of the initialize result's instructions: the
+// toolboxes in file order, with their server counts and descriptions.
+func (w *Workbench) Instructions() string {
+	if len(w.toolboxes) == 0 {
+		where := "the workbench configuration file"
+		if w.cfg.Path != "" {
+			where = w.cfg.Path
+		}
+		return "No toolboxes configured.\n\nTo add one, put it under \"toolboxes\" in " + where + " and restart the workbench."
+	}
+	var b strings.Builder
+	b.WriteString("Available Toolboxes:\n")
+	for _, tb := range w.toolboxes {
+		n := tb.cfg.EnabledServers()
+		unit := "servers"
+		if n == 1 {
+			unit = "server"
+		}
+		b.WriteString("\n")
+		b.WriteString(tb.cfg.Name)
+		b.WriteString(" (")
+		b.WriteString(strconv.Itoa(n))
+		b.WriteString(" ")
+		b.WriteString(unit)
+		b.WriteString(")\n  Description: ")
+		b.WriteString(tb.cfg.Description)
+		b.WriteString("\n")
+	}
+	b.WriteString("\nUse open_toolbox to connect to a toolbox, then use_tool to invoke its tools.")
+	return b.String()
+}
+
+// MCPServer returns the MCP server that serves the two tools. Serve it
+// with its Run method on the host's transport.
+func (w *Workbench) MCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
+		Instructions: w.Instructions(),
+		Logger:       downstream.SDKLogger(w.log),
+		// The workbench's own tool list never changes.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	s.AddTool(w.openToolboxTool(), w.handleOpen)
+	s.AddTool(useToolTool(), w.handleUse)
+	return s
+}
+
+// toolboxNames lists the toolbox names in file order.
+func (w *Workbench) toolboxNames() []string {
+	return w.cfg.ToolboxNames()
+}
+
+// callContext returns ctx, cancelled also when the workbench closes.
+func (w *Workbench) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(w.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
