@@ -70,6 +70,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case *showVersion || cmd == "version":
 		fmt.Fprintln(stdout, "mcp-workbench", Version())
 		return nil
+	case cmd != "" && cmd != "validate":
+		return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
 	}
 
 	out := &syncWriter{w: stderr}
@@ -87,13 +89,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		log.Warn("configuration: " + w)
 	}
 
-	switch cmd {
-	case "":
-		return serve(ctx, cfg, log, out, stdin, stdout)
-	case "validate":
+	if cmd == "validate" {
 		return validate(cfg, stdout)
 	}
-	return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
+	return serve(ctx, cfg, log, out, stdin, stdout)
 }
 
 func usageError(stderr io.Writer, msg string) error {

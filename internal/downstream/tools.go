@@ -2,11 +2,13 @@ package downstream
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -257,6 +259,10 @@ func (t *Tool) Validate(args json.RawMessage) ([]Violation, error) {
 	}
 	var out []Violation
 	collectViolations(ve, &out)
+	// The validator's order depends on map iteration: sort for stable text.
+	slices.SortStableFunc(out, func(a, b Violation) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
+	})
 	return out, nil
 }
 

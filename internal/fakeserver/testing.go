@@ -91,3 +91,38 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	os.Exit(m.Run())
 }
+
+// RepoRoot returns the repository's top folder (where go.mod is).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+// NPMServer returns the path of an official MCP server installed from
+// testdata/npm (make test-deps). Without it the test fails under CI and is
+// skipped elsewhere, with the command that installs it.
+func NPMServer(t testing.TB, bin string) string {
+	t.Helper()
+	p := filepath.Join(RepoRoot(t), "testdata", "npm", "node_modules", ".bin", bin)
+	if _, err := os.Stat(p); err != nil {
+		msg := bin + " is not installed: run 'make test-deps' (npm ci in testdata/npm)"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}

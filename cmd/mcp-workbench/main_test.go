@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// envMain makes the re-executed test binary run main itself: the real
+// program, as a host starts it.
+const envMain = "WB_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	proctree.MaybeRun()
+	fakeserver.MaybeRun()
+	if os.Getenv(envMain) == "1" {
+		os.Exit(mainExit())
+	}
+	fakeserver.TestMain(m)
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func writeConfig(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "workbench-config.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// runInProcess runs run() on pipes and returns a client connected to it.
+func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), args, inR, outW, stderr)
+		outW.Close()
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
+		Connect(ctxT(t), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
+	}
+	t.Cleanup(func() {
+		cs.Close() // closes stdin: the workbench must end and stop its servers
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run returned %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Error("run did not return after stdin closed")
+		}
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr)
+		}
+	})
+	return cs, stderr
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+func use(toolbox, server, tool string, args any) map[string]any {
+	return map[string]any{"tool": map[string]string{"toolbox": toolbox, "server": server, "tool": tool}, "arguments": args}
+}
+
+// TestMemoryServer drives the official memory server end to end: create an
+// entity, then find it.
+func TestMemoryServer(t *testing.T) {
+	bin := fakeserver.NPMServer(t, "mcp-server-memory")
+	dir := t.TempDir()
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"knowledge": map[string]any{"description": "memory", "mcpServers": map[string]any{
+			"memory": map[string]any{"command": bin, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+		}},
+	}})
+	cs, _ := runInProcess(t, "--config", cfg)
+
+	text, isErr := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "knowledge"})
+	if isErr || !strings.Contains(text, `"name":"create_entities"`) || !strings.Contains(text, `"source_server":"memory"`) {
+		t.Fatalf("open: %v %s", isErr, text)
+	}
+	text, isErr = callTool(t, cs, "use_tool", use("knowledge", "memory", "create_entities", map[string]any{
+		"entities": []any{map[string]any{"name": "Ada Lovelace", "entityType": "person", "observations": []string{"wrote the first program"}}},
+	}))
+	if isErr {
+		t.Fatalf("create_entities: %s", text)
+	}
+	text, isErr = callTool(t, cs, "use_tool", use("knowledge", "memory", "search_nodes", map[string]any{"query": "first program"}))
+	if isErr || !strings.Contains(text, "Ada Lovelace") {
+		t.Errorf("search_nodes did not find the entity: %v %s", isErr, text)
+	}
+	text, isErr = callTool(t, cs, "use_tool", use("knowledge", "memory", "search_nodes", map[string]any{"query": 42}))
+	if !isErr || !strings.Contains(text, "/query: got number, want string") {
+		t.Errorf("invalid arguments were not refused with their path: %v %s", isErr, text)
+	}
+}
+
+// TestFilesystemServersAreIsolated gives two toolboxes their own
+// filesystem server, rooted in different folders: each reads its own
+// folder and cannot read the other's.
+func TestFilesystemServersAreIsolated(t *testing.T) {
+	bin := fakeserver.NPMServer(t, "mcp-server-filesystem")
+	dirA, dirB := t.TempDir(), t.TempDir()
+	// The server resolves symlinks in its roots; compare real paths.
+	dirA, _ = filepath.EvalSymlinks(dirA)
+	dirB, _ = filepath.EvalSymlinks(dirB)
+	os.WriteFile(filepath.Join(dirA, "a.txt"), []byte("alpha secret"), 0o644)
+	os.WriteFile(filepath.Join(dirB, "b.txt"), []byte("beta secret"), 0o644)
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"alpha": map[string]any{"description": "a", "mcpServers": map[string]any{"filesystem": map[string]any{"command": bin, "args": []string{dirA}}}},
+		"beta":  map[string]any{"description": "b", "mcpServers": map[string]any{"filesystem": map[string]any{"command": bin, "args": []string{dirB}}}},
+	}})
+	cs, _ := runInProcess(t, "--config", cfg)
+
+	read := func(toolbox, path string) (string, bool) {
+		return callTool(t, cs, "use_tool", use(toolbox, "filesystem", "read_text_file", map[string]any{"path": path}))
+	}
+	if text, isErr := read("alpha", filepath.Join(dirA, "a.txt")); isErr || text != "alpha secret" {
+		t.Errorf("alpha reading its own file: %v %q", isErr, text)
+	}
+	if text, isErr := read("beta", filepath.Join(dirB, "b.txt")); isErr || text != "beta secret" {
+		t.Errorf("beta reading its own file: %v %q", isErr, text)
+	}
+	if text, isErr := read("alpha", filepath.Join(dirB, "b.txt")); !isErr || strings.Contains(text, "beta secret") {
+		t.Errorf("alpha read beta's file: %v %q", isErr, text)
+	}
+	if text, isErr := read("beta", filepath.Join(dirA, "a.txt")); !isErr || strings.Contains(text, "alpha secret") {
+		t.Errorf("beta read alpha's file: %v %q", isErr, text)
+	}
+}
+
+func TestConfigErrorsStopBeforeAnyTraffic(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"mcpServers": map[string]any{"s": map[string]any{"args": "x"}}},
+	}})
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--config", cfg}, strings.NewReader(""), &stdout, &stderr)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 1 {
+		t.Fatalf("run = %v, want exit status 1", err)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout carried %q; it must carry only MCP", stdout.String())
+	}
+	for _, want := range []string{"(3 problems)", "toolboxes.dev.description: required", "toolboxes.dev.mcpServers.s.args: must be an array of strings", `toolboxes.dev.mcpServers.s: needs "command"`} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "Development", "mcpServers": map[string]any{
+			"fs":  map[string]any{"command": "npx", "args": []string{"-y", "server"}},
+			"web": map[string]any{"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true},
+		}},
+	}})
+	tests := []struct {
+		args       []string
+		code       int
+		out, err   string
+		env        map[string]string
+		noStdout   bool
+		errMissing string
+	}{
+		{args: []string{"--version"}, out: "mcp-workbench "},
+		{args: []string{"help"}, out: "Usage:"},
+		{args: []string{"validate", "--config", cfg}, out: "valid, 1 toolbox(es)"},
+		{args: []string{"validate"}, env: map[string]string{"WORKBENCH_CONFIG": cfg}, out: "fs"},
+		{args: []string{"--bogus"}, code: 2, err: "flag provided but not defined: -bogus"},
+		{args: []string{"frobnicate"}, code: 2, err: `unknown command "frobnicate"`},
+		{args: []string{"--log-level", "loud", "--config", cfg}, code: 2, err: `unknown log level "loud"`},
+		{args: []string{"--config", filepath.Join(t.TempDir(), "none.json")}, code: 1, err: "not found"},
+	}
+	for _, tt := range tests {
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
+		code := 0
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		} else if err != nil {
+			code = -1
+		}
+		if code != tt.code || !strings.Contains(stdout.String(), tt.out) || !strings.Contains(stderr.String(), tt.err) {
+			t.Errorf("%v: code %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", tt.args, code, tt.code, stdout.String(), tt.out, stderr.String(), tt.err)
+		}
+		for k := range tt.env {
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// process is the real program (this test binary re-executed as main)
+// serving a host over pipes.
+type process struct {
+	cmd    *exec.Cmd
+	cs     *mcp.ClientSession
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+	done   chan struct{}
+}
+
+func startProcess(t *testing.T, cfgPath, wbTag string) *process {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "--config", cfgPath)
+	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag)
+	p := &process{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.stdin = stdin
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("workbench stderr:\n%s", p.stderr)
+		}
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, p.stderr)
+	}
+	p.cs = cs
+	return p
+}
+
+func (p *process) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(15 * time.Second):
+		t.Fatal("the workbench did not exit within 15s")
+		return -1
+	}
+}
+
+// TestShutdownLeavesNoProcess checks every way the workbench ends: stdin
+// closed, SIGINT, SIGTERM, and SIGKILL (where none of its own clean-up
+// runs). Each time, every process it started — an sh -c wrapper, the
+// server it execs, the wrapper's background sleep, and a sleep the server
+// spawned itself — must be gone, and so must the watchdog.
+func TestShutdownLeavesNoProcess(t *testing.T) {
+	if _, ok := fakeserver.Tagged("probe"); !ok {
+		t.Skip("process-tree checks read /proc: Linux only")
+	}
+	for _, how := range []string{"stdin EOF", "SIGINT", "SIGTERM", "SIGKILL"} {
+		t.Run(strings.ReplaceAll(how, " ", "_"), func(t *testing.T) {
+			tag := fmt.Sprintf("shutdown-%d", time.Now().UnixNano())
+			wbTag := tag + "-wb"
+			exe, _ := os.Executable()
+			server := func(name string) map[string]any {
+				return map[string]any{
+					"command": "sh", "args": []string{"-c", `sleep 600 & exec "$0"`, exe},
+					"env": map[string]string{fakeserver.EnvServer: "1", fakeserver.EnvName: name, fakeserver.TagVar: tag},
+				}
+			}
+			cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+				"one": map[string]any{"description": "d", "mcpServers": map[string]any{"a": server("a"), "b": server("b")}},
+				"two": map[string]any{"description": "d", "mcpServers": map[string]any{"a": server("a")}},
+			}})
+			p := startProcess(t, cfg, wbTag)
+			for _, tb := range []string{"one", "two"} {
+				if text, isErr := callTool(t, p.cs, "open_toolbox", map[string]any{"toolbox_name": tb}); isErr {
+					t.Fatal(text)
+				}
+			}
+			if text, isErr := callTool(t, p.cs, "use_tool", use("one", "a", "spawn", nil)); isErr {
+				t.Fatal(text)
+			}
+			// 3 servers × (sh exec'd into the server + its sleep) + the spawned sleep.
+			if pids, _ := fakeserver.Tagged(tag); len(pids) != 7 {
+				t.Fatalf("expected 7 downstream processes, found %v", pids)
+			}
+			if pids, _ := fakeserver.Tagged(wbTag); len(pids) != 2 {
+				t.Fatalf("expected the workbench and its watchdog, found %v", pids)
+			}
+
+			switch how {
+			case "stdin EOF":
+				p.stdin.Close()
+			case "SIGINT":
+				p.cmd.Process.Signal(os.Interrupt)
+			case "SIGTERM":
+				p.cmd.Process.Signal(syscall.SIGTERM)
+			case "SIGKILL":
+				p.cmd.Process.Kill()
+			}
+			code := p.wait(t)
+			if how != "SIGKILL" && code != 0 {
+				t.Errorf("exit status %d, want 0", code)
+			}
+			if left := fakeserver.WaitUntagged(tag, 10*time.Second); len(left) > 0 {
+				t.Errorf("downstream processes left after %s: %v", how, left)
+			}
+			if left := fakeserver.WaitUntagged(wbTag, 10*time.Second); len(left) > 0 {
+				t.Errorf("workbench or watchdog still running after %s: %v", how, left)
+			}
+		})
+	}
+}
