@@ -57,7 +57,11 @@ func (o *Options) backoff(retry int) time.Duration {
 	if o.Backoff != nil {
 		return o.Backoff(retry)
 	}
-	return min(500*time.Millisecond<<(retry-1), 8*time.Second)
+	const base, ceiling = 500 * time.Millisecond, 8 * time.Second
+	if retry > 5 { // the shift would pass the ceiling, and overflow further on
+		return ceiling
+	}
+	return min(base<<(retry-1), ceiling)
 }
 
 // Status is a server's state as open_toolbox reports it.

@@ -41,6 +41,7 @@ const (
 	EnvPageSize    = "FAKE_PAGE_SIZE"     // tools/list page size
 	EnvStartDelay  = "FAKE_START_DELAY_MS"
 	EnvExtraField  = "FAKE_EXTRA_FIELD" // "1": add fields the SDK does not know to each tool object
+	EnvRefFile     = "FAKE_REF_FILE"    // a schema file that the tool "ref" points its $ref at
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -106,12 +107,33 @@ func run() error {
 		time.Sleep(time.Duration(d) * time.Millisecond)
 	}
 	if os.Getenv(EnvHangInit) == "1" {
+		if os.Getenv(EnvJunk) == "1" { // a server that speaks only junk
+			go func() {
+				for {
+					fmt.Println("junk, not JSON-RPC")
+					time.Sleep(10 * time.Millisecond)
+				}
+			}()
+		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // read, never answer
 		return nil
 	}
 
 	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
+	// Calls in flight when the session ends are cancelled by the SDK; wait
+	// for their handlers, so that what they record is not lost to the exit.
+	var inFlight sync.WaitGroup
+	f.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				inFlight.Add(1)
+				defer inFlight.Done()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	defer waitTimeout(&inFlight, 5*time.Second)
 	f.addTools()
 	var t mcp.Transport = &mcp.StdioTransport{}
 	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" {
@@ -122,6 +144,15 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // record appends a line to a counter file and returns how many lines it
@@ -345,6 +376,16 @@ func (f *fake) addTools() {
 		f.record(CallsFile, "bad_schema")
 		return text("bad_schema ran"), nil
 	})
+	if ref := os.Getenv(EnvRefFile); ref != "" {
+		f.server.AddTool(&mcp.Tool{
+			Name:        "ref",
+			Description: "Its inputSchema refers to a schema file, which the workbench must not read.",
+			InputSchema: schema(`{"type":"object","properties":{"x":{"$ref":"file://` + ref + `"}}}`),
+		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.record(CallsFile, "ref")
+			return text("ref ran"), nil
+		})
+	}
 	for i := range envInt(EnvTools) {
 		name := fmt.Sprintf("tool_%03d", i)
 		f.server.AddTool(&mcp.Tool{Name: name, Description: "Generated tool number " + strconv.Itoa(i) + ".", InputSchema: schema(`{"type":"object"}`)},

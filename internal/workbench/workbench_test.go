@@ -90,33 +90,57 @@ func fake(name string, extra ...string) string {
 	return fmt.Sprintf(`{"command": "${EXE}", "env": %s, "maxRetries": 0}`, b)
 }
 
-// workbench loads the configuration text and returns a Workbench and a
-// client session connected to it in memory.
-func (e *env) workbench(cfgText string) (*Workbench, *mcp.ClientSession) {
-	t := e.t
-	cfg, err := config.Parse([]byte(cfgText), e.lookup)
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, cfgText)
-	}
+func parseConfig(text string, e *env) (*config.Config, error) {
+	return config.Parse([]byte(text), e.lookup)
+}
+
+// newWorkbench returns a Workbench for cfg with short waits, closed when
+// the test ends.
+func (e *env) newWorkbench(cfg *config.Config) *Workbench {
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	wb := New(cfg, Options{Version: "test", Logger: log, Stderr: e.logs, Downstream: &downstream.Options{
 		StopGrace: 500 * time.Millisecond,
 		Backoff:   func(int) time.Duration { return 10 * time.Millisecond },
 	}})
-	t.Cleanup(wb.Close)
+	e.t.Cleanup(wb.Close)
+	return wb
+}
+
+// connectManual connects a host session to wb in memory; closeAll ends it.
+func (e *env) connectManual(wb *Workbench, opts *mcp.ClientOptions) (cs *mcp.ClientSession, closeAll func()) {
+	t := e.t
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := wb.MCPServer().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cs.Close() })
-	return wb, cs
+	return cs, func() {
+		cs.Close()
+		ss.Close()
+	}
+}
+
+// connect is connectManual, closed when the test ends.
+func (e *env) connect(wb *Workbench, opts *mcp.ClientOptions) *mcp.ClientSession {
+	cs, closeAll := e.connectManual(wb, opts)
+	e.t.Cleanup(closeAll)
+	return cs
+}
+
+// workbench loads the configuration text and returns a Workbench and a
+// host session connected to it in memory.
+func (e *env) workbench(cfgText string) (*Workbench, *mcp.ClientSession) {
+	cfg, err := parseConfig(cfgText, e)
+	if err != nil {
+		e.t.Fatalf("config: %v\n%s", err, cfgText)
+	}
+	wb := e.newWorkbench(cfg)
+	return wb, e.connect(wb, nil)
 }
 
 func (e *env) starts() int { return len(fakeserver.ReadLines(e.state, fakeserver.StartsFile)) }

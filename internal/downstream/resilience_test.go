@@ -1,0 +1,308 @@
+package downstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// eventually polls cond every 10ms for up to 10s: bounded waits for
+// things that happen asynchronously, not timing assertions.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func contains(lines []string, s string) bool {
+	for _, l := range lines {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRequestTimeoutCancelsTheCall(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config("slow")
+	cfg.RequestTimeout = 200 * time.Millisecond
+	s := h.server(cfg)
+	_, err := s.Call(ctxT(t), "sleep", json.RawMessage(`{"ms":30000}`), nil)
+	if err == nil || !strings.Contains(err.Error(), "no response within 200ms (requestTimeoutMs)") {
+		t.Fatalf("err = %v", err)
+	}
+	eventually(t, "the server to see the cancellation", func() bool {
+		return contains(h.lines(fakeserver.CancelsFile), "sleep")
+	})
+	// The server is still healthy.
+	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
+		t.Errorf("after a timeout: %v", err)
+	}
+}
+
+func TestProgressRestartsTheTimeoutAndIsRelayed(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config("busy")
+	cfg.RequestTimeout = 500 * time.Millisecond
+	s := h.server(cfg)
+	var mu sync.Mutex
+	var got []float64
+	// 20 steps 50ms apart: 1s in all, twice the timeout, never 500ms silent.
+	res, err := s.Call(ctxT(t), "progress", json.RawMessage(`{"steps":20,"delayMs":50}`), func(p *mcp.ProgressNotificationParams) {
+		mu.Lock()
+		got = append(got, p.Progress)
+		mu.Unlock()
+		if p.Total != 20 || !strings.HasPrefix(p.Message, "step ") {
+			t.Errorf("progress = %+v", p)
+		}
+	})
+	if err != nil {
+		t.Fatalf("a call that reports progress timed out: %v", err)
+	}
+	if text := resultText(t, res); text != "done after 20 steps" {
+		t.Errorf("result %q", text)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// The last notification races the result and may be dropped (progress
+	// is never relayed after a result); every other one must arrive.
+	if len(got) != 20 && len(got) != 19 {
+		t.Errorf("relayed %d progress notifications, want 20 (or 19)", len(got))
+	}
+	for i, p := range got {
+		if p != float64(i+1) {
+			t.Errorf("progress out of order: %v", got)
+			break
+		}
+	}
+}
+
+func TestCallerCancellationReachesTheServer(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Call(ctx, "sleep", json.RawMessage(`{"ms":30000}`), nil)
+		done <- err
+	}()
+	eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	eventually(t, "the server to see the cancellation", func() bool {
+		return contains(h.lines(fakeserver.CancelsFile), "sleep")
+	})
+}
+
+func TestCloseEndsCallsInFlight(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Call(ctxT(t), "sleep", json.RawMessage(`{"ms":30000}`), nil)
+		done <- err
+	}()
+	eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	s.Close()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "shutting down") {
+			t.Errorf("err = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close left a call hanging")
+	}
+}
+
+func TestDeathIsNoticedWithoutACall(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("victim"))
+	res, err := s.Call(ctxT(t), "whoami", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who struct{ PID int }
+	_ = json.Unmarshal([]byte(resultText(t, res)), &who)
+	if err := syscall.Kill(who.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the death to be noticed", func() bool { return s.State().Status == StatusError })
+	if st := s.State(); !strings.Contains(st.Err.Error(), "signal: killed") {
+		t.Errorf("state error = %v", st.Err)
+	}
+	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
+		t.Errorf("the next call did not start the server again: %v", err)
+	}
+	if n := len(h.lines(fakeserver.StartsFile)); n != 2 {
+		t.Errorf("%d starts, want 2", n)
+	}
+}
+
+func TestCrashMidCall(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	_, err := s.Call(ctxT(t), "crash", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Fatalf("err = %v, want the exit status", err)
+	}
+	// crash is not read-only or idempotent: never retried.
+	if calls := h.lines(fakeserver.CallsFile); len(calls) != 1 {
+		t.Errorf("calls = %v, want one crash", calls)
+	}
+	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
+		t.Errorf("after a crash: %v", err)
+	}
+}
+
+func TestReadOnlyCallIsRetriedOnceAfterACrash(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	res, err := s.Call(ctxT(t), "crash_once", nil, nil)
+	if err != nil {
+		t.Fatalf("a read-only call lost to a crash was not retried: %v", err)
+	}
+	if text := resultText(t, res); text != "survived" {
+		t.Errorf("result %q", text)
+	}
+	if calls := h.lines(fakeserver.CallsFile); len(calls) != 2 {
+		t.Errorf("calls = %v, want exactly two (one retry)", calls)
+	}
+	if !strings.Contains(h.logs.String(), "retry it once") {
+		t.Error("the retry was not logged")
+	}
+}
+
+func TestJunkOnStdoutIsSkipped(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("noisy", fakeserver.EnvJunk, "1"))
+	for range 3 {
+		if _, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(h.stderr.String(), "[tb/noisy] (workbench) stdout line is not JSON-RPC, ignored: this line is not JSON-RPC") {
+		t.Errorf("junk was not reported on stderr:\n%s", h.stderr)
+	}
+}
+
+func TestServerSpeakingOnlyJunkTimesOut(t *testing.T) {
+	h := newHarness(t)
+	cfg := h.config("junk", fakeserver.EnvHangInit, "1", fakeserver.EnvJunk, "1")
+	cfg.ConnectionTimeout = 300 * time.Millisecond
+	_, err := h.server(cfg).Connect(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestFloodedStderrIsBounded(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("flood", fakeserver.EnvFlood, "20000"))
+	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the forwarder reports what it dropped when stderr ends
+	out := h.stderr.String()
+	forwarded := strings.Count(out, "flood line")
+	if forwarded == 0 || forwarded >= 20000 {
+		t.Errorf("forwarded %d of 20000 flood lines; want some, not all", forwarded)
+	}
+	if !strings.Contains(out, "lines of stderr dropped") {
+		t.Error("dropped lines were not reported")
+	}
+}
+
+func TestToolListChangeIsFollowed(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	if _, err := s.Call(ctxT(t), "change_tools", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new tool to be listed", func() bool {
+		return s.State().Tools.Lookup("added_1") != nil
+	})
+	res, err := s.Call(ctxT(t), "added_1", nil, nil)
+	if err != nil || resultText(t, res) != "added_1" {
+		t.Errorf("added_1: %v", err)
+	}
+}
+
+func TestExternalRefsAreNeverLoaded(t *testing.T) {
+	h := newHarness(t)
+	// If the workbench loaded this file, {"x": 5} would fail validation.
+	ref := filepath.Join(t.TempDir(), "schema.json")
+	if err := os.WriteFile(ref, []byte(`{"type":"string"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := h.server(h.config("f", fakeserver.EnvRefFile, ref))
+	res, err := s.Call(ctxT(t), "ref", json.RawMessage(`{"x":5}`), nil)
+	if err != nil || resultText(t, res) != "ref ran" {
+		t.Fatalf("ref: %v", err)
+	}
+	if !strings.Contains(h.logs.String(), "is not loaded") {
+		t.Error("the refused $ref was not logged")
+	}
+}
+
+func TestSlowCallDoesNotDelayOthers(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("f"))
+	slowDone := make(chan struct{})
+	go func() {
+		defer close(slowDone)
+		_, _ = s.Call(ctxT(t), "sleep", json.RawMessage(`{"ms":30000}`), nil)
+	}()
+	eventually(t, "the slow call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	for i := range 20 {
+		res, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"text":"`+strconv.Itoa(i)+`"}`), nil)
+		if err != nil || !strings.Contains(resultText(t, res), `"text":"`+strconv.Itoa(i)+`"`) {
+			t.Fatalf("echo %d: %v", i, err)
+		}
+	}
+	select {
+	case <-slowDone:
+		t.Fatal("the slow call finished first: the test proves nothing")
+	default:
+	}
+	s.Close()
+	<-slowDone
+}
+
+func TestDefaultBackoffIsExponentialAndCapped(t *testing.T) {
+	var o Options
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}
+	for i, w := range want {
+		if got := o.backoff(i + 1); got != w {
+			t.Errorf("backoff before retry %d = %v, want %v", i+1, got, w)
+		}
+	}
+	for _, retry := range []int{33, 64, 100} {
+		if got := o.backoff(retry); got != 8*time.Second {
+			t.Errorf("backoff before retry %d = %v, want the 8s ceiling", retry, got)
+		}
+	}
+}
