@@ -37,6 +37,7 @@ const usage = `mcp-workbench groups MCP servers into toolboxes behind two tools.
 Usage:
   mcp-workbench [--config PATH] [--log-level LEVEL]   serve MCP on stdin/stdout (what a host runs)
   mcp-workbench validate [--config PATH]              check the configuration and summarize it
+  mcp-workbench import HOST-CONFIG [--out FILE]       turn a host's mcpServers into a workbench configuration
   mcp-workbench --version                             print the version
   mcp-workbench help                                  show this help
 
@@ -49,6 +50,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := ""
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd == "import" {
+		return importCommand(args, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+)
+
+// importFixture is the path of a host configuration in testdata/import.
+func importFixture(name string) string {
+	return filepath.Join("..", "..", "testdata", "import", name)
+}
+
+// anyVarSet reports every variable as set, as importCommand does when it
+// validates: the host's variables need not be set where the import runs.
+// The value is "x" except for the variables that the fixtures use to build
+// URLs, which need values that make a URL ("x" as a port does not);
+// importCommand leaves such URLs unchecked instead.
+func anyVarSet(name string) (string, bool) {
+	switch name {
+	case "API_BASE_URL":
+		return "", true // set but empty: ${API_BASE_URL:-default} takes the default
+	case "EVENTS_PORT":
+		return "9000", true
+	}
+	return "x", true
+}
+
+// runImportCmd calls importCommand and returns its exit status (0 for nil).
+func runImportCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := importCommand(args, &out, &errOut)
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+	default:
+		t.Fatalf("importCommand(%q) = %v, want nil or *exitError", args, err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+// rawAt returns the raw JSON value at path (object keys) in data.
+func rawAt(t *testing.T, data []byte, path ...string) json.RawMessage {
+	t.Helper()
+	v := json.RawMessage(data)
+	for _, k := range path {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(v, &m); err != nil {
+			t.Fatalf("%v at %q: %v", path, k, err)
+		}
+		var ok bool
+		if v, ok = m[k]; !ok {
+			t.Fatalf("no %q in %v", k, path)
+		}
+	}
+	return v
+}
+
+func compact(t *testing.T, raw []byte) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// importCase is a host configuration and what importing it must give.
+type importCase struct {
+	fixture string
+	// servers are the imported names in file order, each with the path of
+	// its entry in the fixture.
+	servers []string
+	from    map[string][]string
+	stderr  string // a note that must be printed, if any
+}
+
+var importCases = []importCase{
+	{
+		fixture: "claude_desktop_config.json",
+		servers: []string{"zeta-files", "alpha-memory", "github"},
+		from: map[string][]string{
+			"zeta-files":   {"mcpServers", "zeta-files"},
+			"alpha-memory": {"mcpServers", "alpha-memory"},
+			"github":       {"mcpServers", "github"},
+		},
+	},
+	{
+		fixture: "claude-code-project.mcp.json",
+		servers: []string{"postgres", "api", "local-events"},
+		from: map[string][]string{
+			"postgres":     {"mcpServers", "postgres"},
+			"api":          {"mcpServers", "api"},
+			"local-events": {"mcpServers", "local-events"},
+		},
+	},
+	{
+		// Projects come first in this file; the site's memory server is the
+		// app's with its keys in another order, so it is imported once,
+		// while its db server differs and is kept as db-2.
+		fixture: "claude-code-user.claude.json",
+		servers: []string{"db", "memory", "db-2", "docs"},
+		from: map[string][]string{
+			"db":     {"projects", "/home/me/app", "mcpServers", "db"},
+			"memory": {"projects", "/home/me/app", "mcpServers", "memory"},
+			"db-2":   {"projects", "/home/me/site", "mcpServers", "db"},
+			"docs":   {"mcpServers", "docs"},
+		},
+		stderr: `two different servers are named "db" (in project /home/me/app and in project /home/me/site): the later one is imported as "db-2"`,
+	},
+	{
+		fixture: "cursor-mcp.json",
+		servers: []string{"linear", "browser", "fetch"},
+		from: map[string][]string{
+			"linear":  {"mcpServers", "linear"},
+			"browser": {"mcpServers", "browser"},
+			"fetch":   {"mcpServers", "fetch"},
+		},
+	},
+}
+
+func TestImportHostConfigs(t *testing.T) {
+	for _, tc := range importCases {
+		for _, mode := range []string{"per-server", "one-toolbox"} {
+			t.Run(tc.fixture+"/"+mode, func(t *testing.T) {
+				src := importFixture(tc.fixture)
+				out := filepath.Join(t.TempDir(), "wb.json")
+				// Flags go after PATH in one mode and before it in the
+				// other: both orders must work.
+				args := []string{src, "--out", out}
+				if mode == "one-toolbox" {
+					args = []string{"--toolbox", "all", "--out", out, src}
+				}
+				code, stdout, stderr := runImportCmd(t, args...)
+				if code != 0 {
+					t.Fatalf("exit status %d\nstderr: %s", code, stderr)
+				}
+				if !strings.Contains(stderr, tc.stderr) {
+					t.Errorf("stderr lacks %q:\n%s", tc.stderr, stderr)
+				}
+				written, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.HasPrefix(written, []byte("{\n  \"$schema\": \"https://raw.githubusercontent.com/mcpworkbench/mcp-workbench/main/workbench-config.schema.json\",\n  \"toolboxes\": {\n")) {
+					t.Errorf("the file does not start with $schema then toolboxes:\n%s", written)
+				}
+				if info, err := os.Stat(out); err != nil || info.Mode().Perm()&0o600 != 0o600 {
+					t.Errorf("file mode: %v, %v", info, err)
+				}
+
+				cfg, err := config.Parse(written, anyVarSet)
+				if err != nil {
+					t.Fatalf("the written file does not load: %v\n%s", err, written)
+				}
+				var gotBoxes, gotServers []string
+				for _, tb := range cfg.Toolboxes {
+					gotBoxes = append(gotBoxes, tb.Name)
+					if !strings.HasPrefix(tb.Description, "TODO: say what the ") {
+						t.Errorf("toolbox %s: description %q is not a TODO", tb.Name, tb.Description)
+					}
+					for _, s := range tb.Servers {
+						gotServers = append(gotServers, s.Name)
+						if !strings.Contains(tb.Description, s.Name) {
+							t.Errorf("toolbox %s: description %q does not name %s", tb.Name, tb.Description, s.Name)
+						}
+					}
+				}
+				if !reflect.DeepEqual(gotServers, tc.servers) {
+					t.Errorf("servers %v, want %v in file order", gotServers, tc.servers)
+				}
+				wantBoxes := tc.servers
+				if mode == "one-toolbox" {
+					wantBoxes = []string{"all"}
+				}
+				if !reflect.DeepEqual(gotBoxes, wantBoxes) {
+					t.Errorf("toolboxes %v, want %v", gotBoxes, wantBoxes)
+				}
+
+				source, err := os.ReadFile(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, name := range tc.servers {
+					box := wantBoxes[min(i, len(wantBoxes)-1)]
+					got := compact(t, rawAt(t, written, "toolboxes", box, "mcpServers", name))
+					want := compact(t, rawAt(t, source, tc.from[name]...))
+					if got != want {
+						t.Errorf("%s changed on the way:\n got %s\nwant %s", name, got, want)
+					}
+				}
+
+				abs, err := filepath.Abs(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, want := range []string{
+					"TODO",
+					`"args": ["--config", "` + abs + `"]`,
+					`"command": "` + exe + `"`,
+					"claude mcp add workbench -- " + exe + " --config " + abs,
+					"Remove the imported servers",
+				} {
+					if !strings.Contains(stdout, want) {
+						t.Errorf("stdout lacks %q:\n%s", want, stdout)
+					}
+				}
+				for _, name := range tc.servers {
+					if !strings.Contains(stdout, name) {
+						t.Errorf("stdout does not say where %s went:\n%s", name, stdout)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestImportDefaultOut checks that without --out the file is
+// workbench-config.json in the current directory, the one the workbench
+// itself looks for.
+func TestImportDefaultOut(t *testing.T) {
+	src, err := filepath.Abs(importFixture("cursor-mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	code, stdout, stderr := runImportCmd(t, src)
+	if code != 0 {
+		t.Fatalf("exit status %d\nstderr: %s", code, stderr)
+	}
+	want := filepath.Join(dir, config.DefaultPath)
+	if _, err := os.Stat(want); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout lacks the absolute path %s:\n%s", want, stdout)
+	}
+}
+
+func TestImportOverwrite(t *testing.T) {
+	src := importFixture("claude_desktop_config.json")
+	out := filepath.Join(t.TempDir(), "wb.json")
+	const old = "hand-written, keep me\n"
+	if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := runImportCmd(t, src, "--out", out)
+	if code != 1 {
+		t.Fatalf("without --force: exit status %d, want 1", code)
+	}
+	for _, want := range []string{out, "already exists", "--force", "--out"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("stdout: %q, want nothing", stdout)
+	}
+	if got, _ := os.ReadFile(out); string(got) != old {
+		t.Fatalf("the file was changed without --force: %q", got)
+	}
+
+	code, _, stderr = runImportCmd(t, src, "--out", out, "--force")
+	if code != 0 {
+		t.Fatalf("with --force: exit status %d\nstderr: %s", code, stderr)
+	}
+	got, _ := os.ReadFile(out)
+	if _, err := config.Parse(got, anyVarSet); err != nil {
+		t.Fatalf("with --force the file is not the imported configuration: %v\n%s", err, got)
+	}
+}
+
+// TestImportNeverOverwritesTheSource checks that --out naming the host
+// configuration is refused even with --force: it holds the user's servers.
+func TestImportNeverOverwritesTheSource(t *testing.T) {
+	orig, err := os.ReadFile(importFixture("cursor-mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(src, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runImportCmd(t, src, "--out", src, "--force")
+	if code != 1 || !strings.Contains(stderr, "host configuration being imported") {
+		t.Errorf("exit status %d, stderr %q", code, stderr)
+	}
+	if got, _ := os.ReadFile(src); !bytes.Equal(got, orig) {
+		t.Errorf("the host configuration was changed:\n%s", got)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.json")
+	tests := []struct {
+		name string
+		args []string // "OUT" stands for a fresh output path
+		code int
+		want []string // in stderr
+	}{
+		{"no path", []string{"--out", "OUT"}, 2, []string{"missing PATH", "Usage: mcp-workbench import"}},
+		{"two paths", []string{importFixture("cursor-mcp.json"), importFixture("no-servers.json"), "--out", "OUT"}, 2, []string{`unexpected argument "` + importFixture("no-servers.json") + `"`, "Usage:"}},
+		{"unknown flag", []string{importFixture("cursor-mcp.json"), "--bogus"}, 2, []string{"flag provided but not defined: -bogus", "Usage:"}},
+		{"flag without value", []string{importFixture("cursor-mcp.json"), "--out"}, 2, []string{"flag needs an argument: -out", "Usage:"}},
+		{"empty toolbox name", []string{importFixture("cursor-mcp.json"), "--toolbox", " ", "--out", "OUT"}, 2, []string{"--toolbox needs a toolbox name"}},
+		{"empty out", []string{importFixture("cursor-mcp.json"), "--out", ""}, 2, []string{"--out needs a file name"}},
+		{"missing file", []string{missing, "--out", "OUT"}, 1, []string{"mcp-workbench: cannot read the host configuration", missing}},
+		{"syntax error", []string{importFixture("broken-syntax.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("broken-syntax.json") + ":3:28: invalid JSON"}},
+		{"truncated", []string{importFixture("truncated.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("truncated.json") + ":4:1: invalid JSON: unexpected end of file"}},
+		{"no servers", []string{importFixture("no-servers.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: no MCP servers found in " + importFixture("no-servers.json")}},
+		{"neither command nor url", []string{importFixture("no-command-or-url.json"), "--out", "OUT"}, 1, []string{
+			"mcp-workbench: nothing written: the servers of " + importFixture("no-command-or-url.json"),
+			`toolboxes.bad.mcpServers.bad: needs "command"`,
+		}},
+		{"not a host configuration", []string{importFixture("not-an-object.json"), "--out", "OUT"}, 1, []string{importFixture("not-an-object.json") + " is not a host configuration"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "wb.json")
+			args := make([]string, len(tt.args))
+			for i, a := range tt.args {
+				args[i] = strings.ReplaceAll(a, "OUT", out)
+			}
+			code, stdout, stderr := runImportCmd(t, args...)
+			if code != tt.code {
+				t.Errorf("exit status %d, want %d\nstderr: %s", code, tt.code, stderr)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if tt.code == 2 && strings.Count(strings.TrimSpace(strings.SplitN(stderr, "\n\n", 2)[0]), "\n") != 0 {
+				t.Errorf("a usage error must be one line before the usage:\n%s", stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout: %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written (%v)", out, err)
+			}
+		})
+	}
+}
+
+func TestImportHelp(t *testing.T) {
+	code, stdout, _ := runImportCmd(t, "--help")
+	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import PATH") {
+		t.Errorf("exit status %d, stdout %q", code, stdout)
+	}
+}
