@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 NPM_DIR := testdata/npm
 
-.PHONY: all build demo test test-deps lint clean
+.PHONY: all build demo test test-deps lint bench clean
 
 all: build
 
@@ -19,9 +19,24 @@ demo: build
 	$(GO) build -o bin/workbench-demo ./cmd/workbench-demo
 	./bin/workbench-demo -bin $(BIN) -config workbench-config.example.json
 
-## test: lint, install the pinned test servers, run every test with -race
+## test: lint, install the pinned test servers, run every test with -race,
+## then a short run of every benchmark so that they never rot (toolbox opens
+## start dozens of processes each, so they run 3 times, not 100)
 test: lint test-deps
 	$(GO) test -race -count=1 ./...
+	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench 'Open' -benchtime 3x ./cmd/mcp-workbench
+
+## bench: the benchmarks at full size, then the table of direct vs workbench
+bench: test-deps
+	@mkdir -p bin
+	$(GO) test -c -o bin/bench.test ./cmd/mcp-workbench
+	{ ./bin/bench.test -test.run '^$$' -test.bench 'Call|Throughput' -test.benchtime 10000x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench 'Open' -test.benchtime 10x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x; } | tee bin/bench.txt
+	@echo
+	@$(GO) run ./cmd/benchtable < bin/bench.txt
 
 ## test-deps: the official MCP servers the end-to-end tests use, pinned in testdata/npm
 test-deps: $(NPM_DIR)/node_modules/.package-lock.json

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,9 +30,57 @@ func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	fakeserver.MaybeRun()
 	if os.Getenv(envMain) == "1" {
-		os.Exit(mainExit())
+		os.Exit(profiled(mainExit))
+	}
+	if os.Getenv(envRelay) == "1" {
+		os.Exit(relay())
 	}
 	fakeserver.TestMain(m)
+}
+
+// profiled runs main under the profilers that WB_CPUPROFILE and
+// WB_MEMPROFILE ask for: how benchmarks look inside the workbench process.
+func profiled(main func() int) int {
+	if path := os.Getenv("WB_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	if path := os.Getenv("WB_MEMPROFILE"); path != "" {
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
+	return main()
+}
+
+// envRelay makes the re-executed test binary a byte relay to a fake
+// server: the floor under any proxy's cost, for benchmarks.
+const envRelay = "WB_TEST_RELAY"
+
+// relay starts a fake server and copies bytes between it and our stdio:
+// a proxy that does nothing but add a process hop.
+func relay() int {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), fakeserver.EnvServer+"=1", fakeserver.EnvName+"=s", envRelay+"=0")
+	cmd.Stderr = os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		_, _ = io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	_, _ = io.Copy(os.Stdout, out)
+	_ = cmd.Wait()
+	return 0
 }
 
 type lockedBuffer struct {

@@ -27,17 +27,16 @@ type lostError struct{ reason error }
 func (e *lostError) Error() string { return e.reason.Error() }
 func (e *lostError) Unwrap() error { return e.reason }
 
-var (
-	errTimedOut  = errors.New("request timed out")
-	errConnEnded = errors.New("connection ended")
-)
+var errTimedOut = errors.New("request timed out")
 
 // ProgressFunc receives the progress notifications of one call.
 type ProgressFunc func(*mcp.ProgressNotificationParams)
 
-type progressSink struct {
-	fn    ProgressFunc // nil: the caller did not ask for progress
-	touch func()       // restarts the call's timeout
+// inflight is a call under way on a connection.
+type inflight struct {
+	progress ProgressFunc // nil: the caller did not ask for progress
+	touch    func()       // restarts the call's timeout
+	cancel   context.CancelCauseFunc
 }
 
 // tokenSeq numbers the progress tokens sent downstream. Every call gets a
@@ -45,19 +44,20 @@ type progressSink struct {
 // server's progress keeps a long call from timing out.
 var tokenSeq atomic.Uint64
 
-func (s *Server) relayProgress(p *mcp.ProgressNotificationParams) {
+func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 	tok, ok := p.ProgressToken.(string)
 	if !ok {
 		return
 	}
-	v, ok := s.progress.Load(tok)
-	if !ok {
+	c.callsMu.Lock()
+	call := c.calls[tok]
+	c.callsMu.Unlock()
+	if call == nil {
 		return // late, after the result: dropping it is fine
 	}
-	sink := v.(*progressSink)
-	sink.touch()
-	if sink.fn != nil {
-		sink.fn(p)
+	call.touch()
+	if call.progress != nil {
+		call.progress(p)
 	}
 }
 
@@ -151,14 +151,24 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 	timeout := s.cfg.RequestTimeout
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(c.ctx, func() { cancel(errConnEnded) })
-	defer stop()
 	timer := time.AfterFunc(timeout, func() { cancel(errTimedOut) })
 	defer timer.Stop()
 
+	// The call is registered under its progress token: progress finds it
+	// there, and so does end(), which cancels it before closing the session.
 	token := "wb-" + strconv.FormatUint(tokenSeq.Add(1), 36)
-	s.progress.Store(token, &progressSink{fn: onProgress, touch: func() { timer.Reset(timeout) }})
-	defer s.progress.Delete(token)
+	c.callsMu.Lock()
+	if c.calls == nil { // the connection has ended
+		c.callsMu.Unlock()
+		return nil, &lostError{reason: c.endErr}
+	}
+	c.calls[token] = &inflight{progress: onProgress, touch: func() { timer.Reset(timeout) }, cancel: cancel}
+	c.callsMu.Unlock()
+	defer func() {
+		c.callsMu.Lock()
+		delete(c.calls, token)
+		c.callsMu.Unlock()
+	}()
 
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	params.SetProgressToken(token)

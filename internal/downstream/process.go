@@ -3,7 +3,6 @@ package downstream
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -187,9 +186,12 @@ func (p *process) kill() {
 	proctree.KillGroup(p.pgid)
 }
 
-// jsonLineReader passes through only the lines of r that are JSON values,
-// so that a server printing a banner or log line on stdout does not break
-// its JSON-RPC stream; other lines go to junk.
+// jsonLineReader passes through only the lines of r that look like
+// JSON-RPC messages — a JSON object or batch naming "jsonrpc" — so that a
+// server printing a banner or a log line on stdout (plain or JSON, as
+// loggers like pino do by default) does not break its JSON-RPC stream;
+// other lines go to junk. Whether a passing line is well-formed is left to
+// the SDK, which decodes it anyway.
 type jsonLineReader struct {
 	src     io.Closer
 	r       *bufio.Reader
@@ -197,6 +199,8 @@ type jsonLineReader struct {
 	pending []byte
 	err     error
 }
+
+var jsonrpcKey = []byte(`"jsonrpc"`)
 
 // maxLine bounds one JSON-RPC message from a server.
 const maxLine = 64 << 20
@@ -218,7 +222,7 @@ func (j *jsonLineReader) Read(p []byte) (int, error) {
 		trimmed := bytes.TrimSpace(line)
 		switch {
 		case len(trimmed) == 0:
-		case (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed):
+		case (trimmed[0] == '{' || trimmed[0] == '[') && bytes.Contains(trimmed, jsonrpcKey):
 			j.pending = append(trimmed, '\n')
 		default:
 			j.junk(trimmed)

@@ -204,8 +204,10 @@ func TestJunkOnStdoutIsSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !strings.Contains(h.stderr.String(), "[tb/noisy] (workbench) stdout line is not JSON-RPC, ignored: this line is not JSON-RPC") {
-		t.Errorf("junk was not reported on stderr:\n%s", h.stderr)
+	for _, junk := range []string{"this line is not JSON-RPC", `{"level":"info","msg":"a JSON log line`} {
+		if !strings.Contains(h.stderr.String(), "[tb/noisy] (workbench) stdout line is not JSON-RPC, ignored: "+junk) {
+			t.Errorf("junk %q was not reported on stderr:\n%s", junk, h.stderr)
+		}
 	}
 }
 

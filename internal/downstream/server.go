@@ -94,8 +94,6 @@ type Server struct {
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
 
-	progress sync.Map // downstream progress token → *progressSink
-
 	mu      sync.Mutex
 	live    *conn // the current connection, nil if none
 	dialing *dial // the connect under way, shared by everyone waiting
@@ -307,6 +305,9 @@ type conn struct {
 	ctx    context.Context // ends with the connection; calls derive from it
 	cancel context.CancelFunc
 
+	callsMu sync.Mutex
+	calls   map[string]*inflight // by progress token; nil once ended
+
 	tools       atomic.Pointer[ToolSet]
 	fresh       atomic.Bool // tools were listed by the connect and not yet handed to a Refresh
 	listMu      sync.Mutex  // one tools/list walk at a time
@@ -322,7 +323,7 @@ type conn struct {
 // start, initialize, list tools.
 func (s *Server) dialOnce() (*conn, error) {
 	start := time.Now()
-	c := &conn{s: s, done: make(chan struct{}), stopped: make(chan struct{})}
+	c := &conn{s: s, done: make(chan struct{}), stopped: make(chan struct{}), calls: map[string]*inflight{}}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 
 	transport, err := s.transport(c)
@@ -342,7 +343,7 @@ func (s *Server) dialOnce() (*conn, error) {
 			go c.toolsChanged()
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			s.relayProgress(req.Params)
+			c.relayProgress(req.Params)
 		},
 	})
 
@@ -521,6 +522,13 @@ func (c *conn) end(reason error, deliberate bool) bool {
 		s.mu.Unlock()
 		c.endErr = reason
 		c.cancel()
+		// Calls first: closing the session waits for calls in flight.
+		c.callsMu.Lock()
+		for _, call := range c.calls {
+			call.cancel(reason)
+		}
+		c.calls = nil
+		c.callsMu.Unlock()
 		close(c.done)
 		if c.cs != nil {
 			_ = c.cs.Close()

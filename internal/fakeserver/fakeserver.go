@@ -422,6 +422,7 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer c.mu.Unlock()
 	if c.m.junk {
 		fmt.Fprintln(os.Stdout, "this line is not JSON-RPC: a server printing a banner on stdout")
+		fmt.Fprintln(os.Stdout, `{"level":"info","msg":"a JSON log line on stdout, not JSON-RPC either"}`)
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.extra && len(resp.Result) > 0 {
 		var page map[string]json.RawMessage

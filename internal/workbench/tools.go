@@ -88,8 +88,6 @@ func (w *Workbench) toolboxNotFound(name string) string {
 }
 
 func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, cancel := w.callContext(ctx)
-	defer cancel()
 	var in struct {
 		ToolboxName *string `json:"toolbox_name"`
 		Refresh     bool    `json:"refresh"`
@@ -209,19 +207,17 @@ type toolRef struct {
 }
 
 func (w *Workbench) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, cancel := w.callContext(ctx)
-	defer cancel()
 	var in struct {
-		Tool      json.RawMessage `json:"tool"`
+		Tool      *toolRef        `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
-		return errorResult(`use_tool takes {"tool": {"toolbox", "server", "tool"}, "arguments": {...}}: %v`, err), nil
+		return errorResult("use_tool: %v", explainUseInput(req.Params.Arguments, err)), nil
 	}
-	ref, err := parseRef(in.Tool)
-	if err != nil {
+	if err := checkRef(in.Tool); err != nil {
 		return errorResult("use_tool: %v", err), nil
 	}
+	ref := *in.Tool
 	args, err := objectArgs(in.Arguments)
 	if err != nil {
 		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), nil
@@ -280,15 +276,12 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
-// parseRef reads and checks use_tool's "tool" identifier.
-func parseRef(raw json.RawMessage) (toolRef, error) {
-	var ref toolRef
-	const shape = `"tool" must be an object {"toolbox": "...", "server": "...", "tool": "..."} naming a tool listed by open_toolbox`
-	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
-		return ref, errors.New("missing " + shape)
-	}
-	if err := json.Unmarshal(raw, &ref); err != nil {
-		return ref, errors.New(shape)
+const refShape = `"tool" must be an object {"toolbox": "...", "server": "...", "tool": "..."} naming a tool listed by open_toolbox`
+
+// checkRef checks use_tool's "tool" identifier.
+func checkRef(ref *toolRef) error {
+	if ref == nil {
+		return errors.New("missing " + refShape)
 	}
 	var missing []string
 	for _, f := range []struct{ name, v string }{{"toolbox", ref.Toolbox}, {"server", ref.Server}, {"tool", ref.Tool}} {
@@ -297,9 +290,24 @@ func parseRef(raw json.RawMessage) (toolRef, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return ref, fmt.Errorf("the tool identifier needs a non-empty %s: %s", strings.Join(missing, ", "), shape)
+		return fmt.Errorf("the tool identifier needs a non-empty %s: %s", strings.Join(missing, ", "), refShape)
 	}
-	return ref, nil
+	return nil
+}
+
+// explainUseInput says what is wrong with use_tool arguments that did not
+// decode: usually a "tool" that is not an object.
+func explainUseInput(raw json.RawMessage, err error) error {
+	var loose struct {
+		Tool json.RawMessage `json:"tool"`
+	}
+	if json.Unmarshal(raw, &loose) == nil {
+		var ref toolRef
+		if json.Unmarshal(loose.Tool, &ref) != nil {
+			return errors.New(refShape)
+		}
+	}
+	return fmt.Errorf(`takes {"tool": {"toolbox", "server", "tool"}, "arguments": {...}}: %v`, err)
 }
 
 // objectArgs returns use_tool's "arguments" as a JSON object. Absent or

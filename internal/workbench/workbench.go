@@ -4,7 +4,6 @@
 package workbench
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"strconv"
@@ -34,11 +33,6 @@ type Options struct {
 
 // Workbench holds the toolboxes of one configuration and their servers.
 type Workbench struct {
-	// ctx ends when the workbench closes; every call derives from it, so
-	// that shutdown cancels calls in flight before it stops their servers.
-	ctx    context.Context
-	cancel context.CancelFunc
-
 	cfg       *config.Config
 	log       *slog.Logger
 	version   string
@@ -72,10 +66,7 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	w := &Workbench{
-		ctx:     ctx,
-		cancel:  cancel,
 		cfg:     cfg,
 		log:     log,
 		version: opts.Version,
@@ -114,7 +105,6 @@ func New(cfg *config.Config, opts Options) *Workbench {
 // with an error. Close is idempotent.
 func (w *Workbench) Close() {
 	w.closeOnce.Do(func() {
-		w.cancel()
 		var wg sync.WaitGroup
 		for _, tb := range w.toolboxes {
 			for _, s := range tb.servers {
@@ -175,11 +165,4 @@ func (w *Workbench) MCPServer() *mcp.Server {
 // toolboxNames lists the toolbox names in file order.
 func (w *Workbench) toolboxNames() []string {
 	return w.cfg.ToolboxNames()
-}
-
-// callContext returns ctx, cancelled also when the workbench closes.
-func (w *Workbench) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(w.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
 }

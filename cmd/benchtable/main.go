@@ -1,0 +1,139 @@
+// Command benchtable turns the output of the workbench's benchmarks
+// (go test -bench ./cmd/mcp-workbench) into the table that make bench
+// prints: the workbench beside the same server called directly, and the
+// ratios.
+//
+//	go test -run '^$' -bench . ./cmd/mcp-workbench | benchtable
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	results, machine, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no benchmark results on stdin")
+		os.Exit(1)
+	}
+	if len(machine) > 0 {
+		fmt.Printf("Machine: %s\n\n", strings.Join(machine, ", "))
+	}
+	write(os.Stdout, results)
+}
+
+// results maps a benchmark name (without the -GOMAXPROCS suffix) to its
+// metrics by unit ("ns/op", "calls/s", …).
+type results map[string]map[string]float64
+
+var line = regexp.MustCompile(`^(Benchmark\S+?)(-\d+)?\s+\d+\s+(.*)$`)
+
+// parse reads benchmark lines, and the goos, goarch and cpu lines that
+// describe the machine (with the GOMAXPROCS the names carry).
+func parse(r io.Reader) (out results, machine []string, err error) {
+	out = results{}
+	seen := map[string]bool{}
+	procs := ""
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		text := sc.Text()
+		for _, prefix := range []string{"goos: ", "goarch: ", "cpu: "} {
+			if strings.HasPrefix(text, prefix) && !seen[text] {
+				seen[text] = true
+				machine = append(machine, strings.TrimPrefix(text, prefix))
+			}
+		}
+		m := line.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		if procs == "" && m[2] != "" {
+			procs = strings.TrimPrefix(m[2], "-")
+			machine = append(machine, "GOMAXPROCS "+procs)
+		}
+		f := strings.Fields(m[3])
+		metrics := map[string]float64{}
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: bad value %q", m[1], f[i])
+			}
+			metrics[f[i+1]] = v
+		}
+		out[strings.TrimPrefix(m[1], "Benchmark")] = metrics
+	}
+	return out, machine, sc.Err()
+}
+
+func (r results) get(name, unit string) (float64, bool) {
+	v, ok := r[name][unit]
+	return v, ok
+}
+
+func write(w io.Writer, r results) {
+	fmt.Fprintln(w, "| Measure | Direct | Workbench | Workbench vs direct |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	row := func(measure, direct, wb, ratio string) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, direct, wb, ratio)
+	}
+	if d, ok1 := r.get("Call/direct", "server-cpu-µs/call"); ok1 {
+		if x, ok2 := r.get("Call/workbench", "server-cpu-µs/call"); ok2 {
+			row("CPU per call of the process the host talks to", fmt.Sprintf("%.0f µs (the server)", d), fmt.Sprintf("%.0f µs (the workbench)", x), fmt.Sprintf("%.2f×", x/d))
+		}
+	}
+	for _, q := range []struct{ unit, label string }{{"p50-µs", "median"}, {"p99-µs", "99th percentile"}} {
+		d, ok1 := r.get("Call/direct", q.unit)
+		x, ok2 := r.get("Call/workbench", q.unit)
+		if ok1 && ok2 {
+			relay := ""
+			if rl, ok := r.get("Call/relay", q.unit); ok {
+				relay = fmt.Sprintf(" (a bare byte relay adds %+.0f µs)", rl-d)
+			}
+			row("Call latency, "+q.label, fmt.Sprintf("%.0f µs", d), fmt.Sprintf("%.0f µs", x), fmt.Sprintf("%+.0f µs%s", x-d, relay))
+		}
+	}
+	for _, n := range []string{"1", "16", "64"} {
+		d, ok1 := r.get("Throughput/inflight="+n+"/direct", "calls/s")
+		x, ok2 := r.get("Throughput/inflight="+n+"/workbench", "calls/s")
+		if ok1 && ok2 {
+			row("Throughput, "+n+" in flight", fmt.Sprintf("%.0f calls/s", d), fmt.Sprintf("%.0f calls/s", x), fmt.Sprintf("%.2f×", x/d))
+		}
+	}
+	for _, n := range []string{"16", "64"} {
+		if peak, ok := r.get("Throughput/inflight="+n+"/workbench", "peak-RSS-MiB"); ok {
+			early, _ := r.get("Throughput/inflight="+n+"/workbench", "RSS-at-25%-MiB")
+			end, _ := r.get("Throughput/inflight="+n+"/workbench", "RSS-at-end-MiB")
+			row("Workbench memory, "+n+" in flight", "", fmt.Sprintf("%.1f MiB peak", peak), fmt.Sprintf("resident %.1f → %.1f MiB from 25%% to 100%% of calls", early, end))
+		}
+	}
+	if v, ok := r.get("Startup", "ns/op"); ok {
+		row("Start to initialize result", "", fmt.Sprintf("%.1f ms", v/1e6), "")
+	}
+	for _, n := range []string{"1", "10", "50"} {
+		if v, ok := r.get("Open/servers="+n, "ns/op"); ok {
+			slow, _ := r.get("Open/servers="+n, "slowest-server-ms")
+			row("Open a toolbox of "+n+" server(s)", fmt.Sprintf("slowest server %.0f ms", slow), fmt.Sprintf("%.0f ms", v/1e6), fmt.Sprintf("%.2f× the slowest", v/1e6/slow))
+		}
+	}
+	if v, ok := r.get("Context/tools-list", "bytes"); ok {
+		row("Workbench tools/list", "", fmt.Sprintf("%.0f bytes", v), "")
+	}
+	for _, s := range []string{"memory", "filesystem", "everything"} {
+		name := "Context/open=" + s
+		list, ok1 := r.get(name, "server-tools-list-bytes")
+		open, ok2 := r.get(name, "open-toolbox-bytes")
+		if ok1 && ok2 {
+			row("open_toolbox result, "+s+" server", fmt.Sprintf("%.0f bytes (its tools/list)", list), fmt.Sprintf("%.0f bytes", open), fmt.Sprintf("%.2f×", open/list))
+		}
+	}
+}
