@@ -23,7 +23,7 @@ type process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File        // our end of the child's stdin
 	stdout *jsonLineReader // the child's stdout, JSON-RPC lines only
-	pgid   int
+	group  *proctree.Group
 	stderr *stderrForwarder
 	wd     *proctree.Watchdog
 
@@ -53,7 +53,6 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 	}
 	cmd.Dir = cfg.Cwd
 	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
-	proctree.SetGroup(cmd)
 
 	// Our own pipes, not cmd.StdoutPipe: Wait must not close our end of
 	// stdout before we have read the child's last words, and a grandchild
@@ -77,7 +76,7 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	startErr := cmd.Start()
+	group, startErr := proctree.Start(cmd)
 	// The child holds its ends now; ours must close so EOF can reach us.
 	inR.Close()
 	outW.Close()
@@ -91,12 +90,12 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 	p := &process{
 		cmd:    cmd,
 		stdin:  inW,
-		pgid:   cmd.Process.Pid,
+		group:  group,
 		wd:     o.Watchdog,
 		exited: make(chan struct{}),
 		stderr: newStderrForwarder(prefix, o.Stderr),
 	}
-	p.wd.Watch(p.pgid)
+	p.wd.Watch(group.ID())
 	junk := func(line []byte) {
 		p.stderr.note(fmt.Sprintf("stdout line is not JSON-RPC, ignored: %s", clip(line, 200)))
 	}
@@ -174,16 +173,16 @@ func (p *process) stop(grace time.Duration) {
 		case <-p.exited:
 		case <-time.After(grace):
 		}
-		proctree.StopGroup(p.pgid, grace)
+		p.group.Stop(grace)
 		p.stdout.Close()
 		<-p.exited
-		p.wd.Forget(p.pgid)
+		p.wd.Forget(p.group.ID())
 	})
 }
 
 // kill ends the process tree at once, for a start-up that is abandoned.
 func (p *process) kill() {
-	proctree.KillGroup(p.pgid)
+	p.group.Kill()
 }
 
 // jsonLineReader passes through only the lines of r that look like

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -147,7 +146,11 @@ func TestDeathIsNoticedWithoutACall(t *testing.T) {
 	}
 	var who struct{ PID int }
 	_ = json.Unmarshal([]byte(resultText(t, res)), &who)
-	if err := syscall.Kill(who.PID, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(who.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the death to be noticed", func() bool { return s.State().Status == StatusError })

@@ -10,7 +10,21 @@ import (
 	"time"
 )
 
+// supported says the watchdog is needed and works here: nothing stops a
+// process group when its creator dies.
 const supported = true
+
+// groupSys needs nothing on unix: the group id is the leader's pid.
+type groupSys struct{}
+
+func (g *Group) start() error {
+	SetGroup(g.cmd)
+	return g.cmd.Start()
+}
+
+func (g *Group) stop(grace time.Duration) { StopGroup(g.ID(), grace) }
+
+func (g *Group) kill() { KillGroup(g.ID()) }
 
 // SetGroup makes cmd start in a new process group whose id is its pid, so
 // that [StopGroup] reaches every process it starts.
