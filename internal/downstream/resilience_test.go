@@ -256,6 +256,20 @@ func TestToolListChangeIsFollowed(t *testing.T) {
 	}
 }
 
+// TestToolListChangeDuringStartUp has the server announce a new tool
+// while the workbench is still connecting (some servers do so during
+// initialize): the connection must survive and the tool appear.
+func TestToolListChangeDuringStartUp(t *testing.T) {
+	for range 5 {
+		h := newHarness(t)
+		s := h.server(h.config("early", fakeserver.EnvChangeEarly, "1"))
+		if _, err := s.Connect(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the early tool to be listed", func() bool { return s.State().Tools.Lookup("early") != nil })
+	}
+}
+
 func TestExternalRefsAreNeverLoaded(t *testing.T) {
 	h := newHarness(t)
 	// If the workbench loaded this file, {"x": 5} would fail validation.

@@ -313,6 +313,7 @@ type conn struct {
 	listMu      sync.Mutex  // one tools/list walk at a time
 	connectTime time.Duration
 
+	ready   chan struct{} // closed once connected and first listed
 	endOnce sync.Once
 	done    chan struct{} // closed when the connection has ended
 	endErr  error         // why; set before done closes
@@ -323,7 +324,7 @@ type conn struct {
 // start, initialize, list tools.
 func (s *Server) dialOnce() (*conn, error) {
 	start := time.Now()
-	c := &conn{s: s, done: make(chan struct{}), stopped: make(chan struct{}), calls: map[string]*inflight{}}
+	c := &conn{s: s, ready: make(chan struct{}), done: make(chan struct{}), stopped: make(chan struct{}), calls: map[string]*inflight{}}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 
 	transport, err := s.transport(c)
@@ -370,6 +371,7 @@ func (s *Server) dialOnce() (*conn, error) {
 	}
 	c.fresh.Store(true)
 	c.connectTime = time.Since(start)
+	close(c.ready)
 	return c, nil
 }
 
@@ -445,7 +447,14 @@ func (c *conn) listTools(ctx context.Context) error {
 }
 
 // toolsChanged handles notifications/tools/list_changed: list again.
+// Servers may announce a change while the connection is still starting
+// (some do during initialize): the listing then waits for the first one.
 func (c *conn) toolsChanged() {
+	select {
+	case <-c.ready:
+	case <-c.done:
+		return
+	}
 	s := c.s
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.RequestTimeout)
 	defer cancel()

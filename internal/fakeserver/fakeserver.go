@@ -40,8 +40,9 @@ const (
 	EnvTools       = "FAKE_TOOLS"         // add this many generated tools, tool_000…
 	EnvPageSize    = "FAKE_PAGE_SIZE"     // tools/list page size
 	EnvStartDelay  = "FAKE_START_DELAY_MS"
-	EnvExtraField  = "FAKE_EXTRA_FIELD" // "1": add fields the SDK does not know to each tool object
-	EnvRefFile     = "FAKE_REF_FILE"    // a schema file that the tool "ref" points its $ref at
+	EnvExtraField  = "FAKE_EXTRA_FIELD"  // "1": add fields the SDK does not know to each tool object
+	EnvRefFile     = "FAKE_REF_FILE"     // a schema file that the tool "ref" points its $ref at
+	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -120,6 +121,14 @@ func run() error {
 	}
 
 	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
+	if os.Getenv(EnvChangeEarly) == "1" {
+		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) {
+			f.server.AddTool(&mcp.Tool{Name: "early", Description: "Added as soon as the client was initialized.", InputSchema: schema(`{"type":"object"}`)},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text("early"), nil
+				})
+		}
+	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
 	// Calls in flight when the session ends are cancelled by the SDK; wait
 	// for their handlers, so that what they record is not lost to the exit.

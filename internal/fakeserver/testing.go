@@ -2,7 +2,9 @@ package fakeserver
 
 import (
 	"bytes"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -125,4 +127,81 @@ func NPMServer(t testing.TB, bin string) string {
 		t.Skip(msg)
 	}
 	return p
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Everything runs the official "everything" server in mode
+// ("streamableHttp" or "sse") on a free port until the test ends, and
+// returns its port. Stop ends it early (to test disconnects); Restart
+// starts it again on the same port.
+type Everything struct {
+	t    testing.TB
+	bin  string
+	mode string
+	Port int
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartEverything starts the everything server; see [Everything].
+func StartEverything(t testing.TB, mode string) *Everything {
+	t.Helper()
+	e := &Everything{t: t, bin: NPMServer(t, "mcp-server-everything"), mode: mode, Port: FreePort(t)}
+	e.Restart()
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// Restart starts the server (again) and waits until its port accepts.
+func (e *Everything) Restart() {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, e.mode)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(e.Port))
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.cmd, e.done = cmd, make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(e.done)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(e.Port), time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-e.done:
+			e.t.Fatalf("the everything server (%s) exited before listening on port %d", e.mode, e.Port)
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the everything server (%s) did not listen on port %d within 20s", e.mode, e.Port)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server and waits for it.
+func (e *Everything) Stop() {
+	if e.cmd == nil {
+		return
+	}
+	_ = e.cmd.Process.Kill()
+	<-e.done
+	e.cmd = nil
+}
+
+// URL returns the server's endpoint for path ("/mcp", "/sse").
+func (e *Everything) URL(path string) string {
+	return "http://127.0.0.1:" + strconv.Itoa(e.Port) + path
 }
