@@ -250,7 +250,7 @@ func TestConfigErrorsStopBeforeAnyTraffic(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Errorf("stdout carried %q; it must carry only MCP", stdout.String())
 	}
-	for _, want := range []string{"(3 problems)", "toolboxes.dev.description: required", "toolboxes.dev.mcpServers.s.args: must be an array of strings", `toolboxes.dev.mcpServers.s: needs "command"`} {
+	for _, want := range []string{"(3 problems)", "toolboxes.dev.description: required", "toolboxes.dev.mcpServers.s.args: must be an array, not a string", `toolboxes.dev.mcpServers.s: needs "command"`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -219,10 +219,23 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	info, err := loadSchema()
+	if err != nil {
+		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
+	}
 	v := &validator{lookup: lookup, problems: problems}
 	root = v.expand(root, "")
-	cfg := v.config(root)
+	if root.kind != kObject {
+		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
+	}
+	sp, err := checkSchema(root)
+	if err != nil {
+		return nil, err
+	}
+	v.addSchemaProblems(sp)
+	cfg := v.config(root, info)
 	if len(v.problems) > 0 {
+		sortProblems(root, v.problems)
 		return nil, &Error{Problems: v.problems}
 	}
 	cfg.Warnings = v.warnings

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -138,20 +140,21 @@ func TestLoadErrors(t *testing.T) {
 			"toolboxes.dev.mcpServers.s.args[0]": "unterminated ${",
 		}},
 		{file: "many-problems.json", want: map[string]string{
-			"requestTimeoutMs":                                      "positive whole number of milliseconds, got 0",
+			"requestTimeoutMs":                                      "must be at least 1 (milliseconds), got 0",
 			"toolboxes.dev.description":                             "must not be empty",
 			"toolboxes.dev.mcpServers.fs.args[1]":                   "must be a string, not a number",
 			"toolboxes.dev.mcpServers.fs.env.PORT":                  `must be a string, not a number (write "8080")`,
-			"toolboxes.dev.mcpServers.fs.connectionTimeoutMs":       "got -5",
+			"toolboxes.dev.mcpServers.fs.connectionTimeoutMs":       "must be at least 1 (milliseconds), got -5",
 			"toolboxes.dev.mcpServers.none":                         `needs "command"`,
 			"toolboxes.dev.mcpServers.both":                         `both "command" and "url"`,
 			"toolboxes.dev.mcpServers.badurl.url":                   "must be an http:// or https:// URL",
 			"toolboxes.dev.mcpServers.badtransport.transport":       `unknown transport "websocket"`,
+			"toolboxes.dev.mcpServers.badtransport.url":             `must be an http:// or https:// URL, got "ws://x"`,
 			"toolboxes.dev.mcpServers.filters.toolFilters[1]":       `bad glob pattern "[abc"`,
 			"toolboxes.dev.mcpServers.filters.toolFilters[2]":       "must be a string",
 			"toolboxes.dev.mcpServers.flags":                        "contradict",
-			"toolboxes.dev.mcpServers.retries.maxRetries":           "got 1.5",
-			"toolboxes.dev.mcpServers.retries.requestTimeoutMs":     `got the string "100"`,
+			"toolboxes.dev.mcpServers.retries.maxRetries":           "must be a whole number, not 1.5",
+			"toolboxes.dev.mcpServers.retries.requestTimeoutMs":     `not the string "100" (write it without quotes)`,
 			"toolboxes.dev.mcpServers.secret.headers.Authorization": "environment variable WB_TEST_UNSET_TOKEN is not set",
 			"toolboxes.dev.mcpServers.mismatch.type":                `says "sse" but "transport" says "http"`,
 			"toolboxes.empty.mcpServers":                            "at least one server",
@@ -250,4 +253,48 @@ func TestJoinPath(t *testing.T) {
 			t.Errorf("joinPath(%q, %q) = %q, want %q", tt.path, tt.key, got, tt.want)
 		}
 	}
+}
+
+// TestShippedSchemaIsTheOneUsed keeps the repository's
+// workbench-config.schema.json (what editors read) equal to the schema the
+// loader embeds and applies.
+func TestShippedSchemaIsTheOneUsed(t *testing.T) {
+	shipped, err := os.ReadFile("../../workbench-config.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shipped, Schema) {
+		t.Error("workbench-config.schema.json differs from internal/config/workbench-config.schema.json: edit the latter and copy it to the top of the repository")
+	}
+}
+
+// TestExampleConfigLoads checks the example users start from, with its
+// $schema, against the real loader.
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, err := LoadWith("../../workbench-config.example.json", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Toolboxes) == 0 || len(cfg.Warnings) != 0 {
+		t.Errorf("toolboxes %d, warnings %q", len(cfg.Toolboxes), cfg.Warnings)
+	}
+}
+
+// FuzzParse feeds the loader arbitrary documents: it must return a config
+// or an error, never panic. The fixtures are the seed corpus.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"toolboxes":{"a":{"description":"d","mcpServers":{"s":{"url":"http://x","type":"sse","toolFilters":["["]}}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data, env(map[string]string{"HOME": "/h"}))
+		if err == nil && cfg == nil {
+			t.Fatal("no config and no error")
+		}
+	})
 }

@@ -1,15 +1,20 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
-	"math"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
 
-// validator walks the decoded tree, collecting problems and warnings.
+// validator turns the decoded tree into a Config. The shape of the
+// document — required keys, types, ranges — is the schema's business
+// (schema.go); the validator checks what a schema cannot say well, reads
+// the values, and collects warnings. Where the schema already found a
+// problem at or under a server, the validator only reads what it can.
 type validator struct {
 	lookup   LookupFunc
 	problems []Problem
@@ -22,6 +27,33 @@ func (v *validator) problem(path, format string, args ...any) {
 
 func (v *validator) warn(path, format string, args ...any) {
 	v.warnings = append(v.warnings, Problem{Path: path, Msg: fmt.Sprintf(format, args...)}.String())
+}
+
+// hasProblemUnder reports whether a problem was found at p or below it.
+func (v *validator) hasProblemUnder(p string) bool {
+	for _, pr := range v.problems {
+		if pr.Path == p || strings.HasPrefix(pr.Path, p+".") || strings.HasPrefix(pr.Path, p+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// addSchemaProblems keeps the schema's problems, except those at a place
+// that already has one (a ${VAR} that did not expand is not also a bad URL).
+func (v *validator) addSchemaProblems(ps []Problem) {
+	for _, p := range ps {
+		dup := false
+		for _, q := range v.problems {
+			if q.Path == p.Path {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			v.problems = append(v.problems, p)
+		}
+	}
 }
 
 // expand returns n with ${VAR} references expanded in every string and key.
@@ -64,26 +96,11 @@ func (v *validator) expand(n *node, p string) *node {
 	return n
 }
 
-var (
-	topKeys     = keySet("$schema", "toolboxes", "connectionTimeoutMs", "requestTimeoutMs", "maxRetries")
-	toolboxKeys = keySet("description", "mcpServers")
-	serverKeys  = keySet("command", "args", "env", "cwd", "url", "headers", "transport", "type",
-		"toolFilters", "disabled", "enabled", "connectionTimeoutMs", "requestTimeoutMs", "maxRetries")
-)
-
-func keySet(keys ...string) map[string]bool {
-	m := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		m[k] = true
-	}
-	return m
-}
-
-// warnUnknown warns about keys the workbench does not read. They are not
+// warnUnknown warns about keys the schema does not define. They are not
 // errors: host configs carry keys of their own.
-func (v *validator) warnUnknown(n *node, p string, known map[string]bool, what string) {
+func (v *validator) warnUnknown(n *node, p string, known map[string]string, what string) {
 	for _, k := range n.keys {
-		if !known[k] {
+		if _, ok := known[k]; !ok {
 			v.warn(joinPath(p, k), "unknown %s key, ignored", what)
 		}
 	}
@@ -95,100 +112,80 @@ type limits struct {
 	retries          int
 }
 
-func (v *validator) config(root *node) *Config {
+func (v *validator) config(root *node, info *schemaInfo) *Config {
 	cfg := &Config{}
 	if root.kind != kObject {
-		v.problem("", "the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)
 		return cfg
 	}
-	v.warnUnknown(root, "", topKeys, "top-level")
-	def := v.limits(root, "", limits{DefaultConnectionTimeout, DefaultRequestTimeout, DefaultMaxRetries})
-
+	v.warnUnknown(root, "", info.top, "top-level")
+	def := readLimits(root, limits{DefaultConnectionTimeout, DefaultRequestTimeout, DefaultMaxRetries})
 	tbs := root.get("toolboxes")
-	switch {
-	case tbs == nil:
-		v.problem("toolboxes", "required: an object mapping each toolbox name to {\"description\", \"mcpServers\"}")
-		return cfg
-	case tbs.kind != kObject:
-		v.problem("toolboxes", "must be an object mapping toolbox names to toolboxes, not a %s", tbs.kind)
+	if tbs == nil || tbs.kind != kObject {
 		return cfg
 	}
 	for i, name := range tbs.keys {
-		tp := joinPath("toolboxes", name)
-		if strings.TrimSpace(name) == "" {
-			v.problem(tp, "a toolbox name must not be empty")
-			continue
-		}
-		if tb := v.toolbox(name, tbs.vals[i], tp, def); tb != nil {
+		if tb := v.toolbox(name, tbs.vals[i], joinPath("toolboxes", name), def, info); tb != nil {
 			cfg.Toolboxes = append(cfg.Toolboxes, tb)
 		}
 	}
 	return cfg
 }
 
-func (v *validator) toolbox(name string, n *node, p string, def limits) *Toolbox {
+func (v *validator) toolbox(name string, n *node, p string, def limits, info *schemaInfo) *Toolbox {
 	if n.kind != kObject {
-		v.problem(p, "must be an object with \"description\" and \"mcpServers\", not a %s", n.kind)
 		return nil
 	}
-	v.warnUnknown(n, p, toolboxKeys, "toolbox")
-	tb := &Toolbox{Name: name}
-	switch d := n.get("description"); {
-	case d == nil:
-		v.problem(joinPath(p, "description"), "required: a non-empty string saying what the toolbox is for (the model reads it to choose a toolbox)")
-	case d.kind != kString:
-		v.problem(joinPath(p, "description"), "must be a string, not a %s", d.kind)
-	case strings.TrimSpace(d.str) == "":
-		v.problem(joinPath(p, "description"), "must not be empty: say what the toolbox is for (the model reads it to choose a toolbox)")
-	default:
-		tb.Description = d.str
-	}
-	sp := joinPath(p, "mcpServers")
+	v.warnUnknown(n, p, info.toolbox, "toolbox")
+	tb := &Toolbox{Name: name, Description: str(n.get("description"))}
 	servers := n.get("mcpServers")
-	switch {
-	case servers == nil:
-		v.problem(sp, "required: an object with at least one server, in the usual mcpServers format")
-		return tb
-	case servers.kind != kObject:
-		v.problem(sp, "must be an object mapping server names to servers, not a %s", servers.kind)
-		return tb
-	case len(servers.keys) == 0:
-		v.problem(sp, "must hold at least one server")
+	if servers == nil || servers.kind != kObject {
 		return tb
 	}
 	for i, sname := range servers.keys {
-		spath := joinPath(sp, sname)
-		if strings.TrimSpace(sname) == "" {
-			v.problem(spath, "a server name must not be empty")
-			continue
-		}
-		if s := v.server(sname, servers.vals[i], spath, def); s != nil {
+		if s := v.server(sname, servers.vals[i], joinPath(joinPath(p, "mcpServers"), sname), def, info); s != nil {
 			tb.Servers = append(tb.Servers, s)
 		}
 	}
 	return tb
 }
 
-func (v *validator) server(name string, n *node, p string, def limits) *Server {
+func (v *validator) server(name string, n *node, p string, def limits, info *schemaInfo) *Server {
 	if n.kind != kObject {
-		v.problem(p, "must be an object with \"command\" (stdio) or \"url\" (http/sse), not a %s", n.kind)
 		return nil
 	}
-	v.warnUnknown(n, p, serverKeys, "server")
-	s := &Server{Name: name}
-	lim := v.limits(n, p, def)
-	s.ConnectionTimeout, s.RequestTimeout, s.MaxRetries = lim.connect, lim.request, lim.retries
-
-	s.Command = v.optString(n, p, "command", true)
-	s.URL = v.optString(n, p, "url", true)
-	s.Cwd = v.optString(n, p, "cwd", true)
-	s.Args = v.stringList(n, p, "args")
-	s.Env = v.stringMap(n, p, "env")
-	s.Headers = v.stringMap(n, p, "headers")
+	v.warnUnknown(n, p, info.server, "server")
+	lim := readLimits(n, def)
+	s := &Server{
+		Name:              name,
+		Command:           str(n.get("command")),
+		Args:              strs(n.get("args")),
+		Env:               strMap(n.get("env")),
+		Cwd:               str(n.get("cwd")),
+		URL:               str(n.get("url")),
+		Headers:           strMap(n.get("headers")),
+		ToolFilters:       strs(n.get("toolFilters")),
+		Disabled:          boolean(n.get("disabled"), false) || !boolean(n.get("enabled"), true),
+		ConnectionTimeout: lim.connect,
+		RequestTimeout:    lim.request,
+		MaxRetries:        lim.retries,
+	}
+	// Below, each check runs only where the schema found nothing wrong, so
+	// that no problem is reported twice.
+	if d, e := n.get("disabled"), n.get("enabled"); d != nil && e != nil && d.kind == kBool && e.kind == kBool && d.b == e.b {
+		v.problem(p, "\"disabled\": %v and \"enabled\": %v contradict each other: keep one", d.b, e.b)
+	}
+	v.checkFilters(n.get("toolFilters"), joinPath(p, "toolFilters"))
+	for _, k := range []string{"command", "url", "transport", "type"} {
+		if v.hasProblemUnder(joinPath(p, k)) {
+			return s
+		}
+	}
+	for _, pr := range v.problems {
+		if pr.Path == p {
+			return s // e.g. neither command nor url
+		}
+	}
 	s.Transport = v.transport(n, p, s)
-	s.ToolFilters = v.toolFilters(n, p)
-	s.Disabled = v.disabled(n, p)
-
 	switch s.Transport {
 	case Stdio:
 		if s.URL != "" {
@@ -218,21 +215,16 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 	var t Transport
 	var from string
 	for _, key := range []string{"transport", "type"} {
-		raw := v.optString(n, p, key, true)
+		raw := str(n.get(key))
 		if raw == "" {
 			continue
 		}
-		var got Transport
-		switch strings.ToLower(raw) {
-		case "stdio":
-			got = Stdio
-		case "http", "streamable-http", "streamablehttp", "streamable_http":
+		got := Stdio
+		switch raw {
+		case "http", "streamable-http", "streamableHttp":
 			got = HTTP
 		case "sse":
 			got = SSE
-		default:
-			v.problem(joinPath(p, key), "unknown transport %q: use \"stdio\", \"http\" (or \"streamable-http\") or \"sse\"", raw)
-			return ""
 		}
 		if t != "" && got != t {
 			v.problem(joinPath(p, key), "says %q but %q says %q: give one", raw, from, t)
@@ -248,10 +240,8 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 		v.problem(p, "has both \"command\" and \"url\": keep one, or say which with \"transport\"")
 	case s.Command != "":
 		t = Stdio
-	case s.URL != "":
-		t = HTTP
 	default:
-		v.problem(p, "needs \"command\" (a server the workbench starts) or \"url\" (an http or sse server)")
+		t = HTTP
 	}
 	return t
 }
@@ -270,183 +260,117 @@ func checkURL(raw string) error {
 	return nil
 }
 
-func (v *validator) toolFilters(n *node, p string) []string {
-	f := n.get("toolFilters")
-	if f == nil {
-		return nil
+// checkFilters checks that each toolFilters entry is a valid glob.
+func (v *validator) checkFilters(f *node, p string) {
+	if f == nil || f.kind != kArray {
+		return
 	}
-	fp := joinPath(p, "toolFilters")
-	if f.kind != kArray {
-		v.problem(fp, "must be an array of tool names or glob patterns, such as [\"read_*\", \"list_directory\"], not a %s", f.kind)
-		return nil
-	}
-	out := make([]string, 0, len(f.vals))
 	for i, e := range f.vals {
-		ep := indexPath(fp, i)
-		switch {
-		case e.kind != kString:
-			v.problem(ep, "must be a string (a tool name or glob pattern), not a %s", e.kind)
-		case e.str == "":
-			v.problem(ep, "must not be empty")
-		default:
-			if _, err := path.Match(e.str, ""); err != nil {
-				v.problem(ep, "bad glob pattern %q: %v", e.str, err)
-				continue
-			}
-			out = append(out, e.str)
+		if e.kind != kString {
+			continue
+		}
+		if _, err := path.Match(e.str, ""); err != nil {
+			v.problem(indexPath(p, i), "bad glob pattern %q: %v", e.str, err)
 		}
 	}
 	if len(f.vals) == 0 {
-		v.warn(fp, "empty: no tool of this server will be offered (leave it out to offer every tool)")
+		v.warn(p, "empty: no tool of this server will be offered (leave it out to offer every tool)")
 	}
-	return out
 }
 
-func (v *validator) disabled(n *node, p string) bool {
-	d, dok := v.optBool(n, p, "disabled")
-	e, eok := v.optBool(n, p, "enabled")
-	if dok && eok && d == e {
-		v.problem(p, "\"disabled\": %v and \"enabled\": %v contradict each other: keep one", d, e)
-	}
-	return (dok && d) || (eok && !e)
-}
+// The readers below take what is there and ignore what is not of the
+// expected kind: the schema has reported that already.
 
-func (v *validator) limits(n *node, p string, def limits) limits {
+func readLimits(n *node, def limits) limits {
 	out := def
-	if d, ok := v.millis(n, p, "connectionTimeoutMs"); ok {
-		out.connect = d
+	if ms, ok := integer(n.get("connectionTimeoutMs")); ok {
+		out.connect = time.Duration(ms) * time.Millisecond
 	}
-	if d, ok := v.millis(n, p, "requestTimeoutMs"); ok {
-		out.request = d
+	if ms, ok := integer(n.get("requestTimeoutMs")); ok {
+		out.request = time.Duration(ms) * time.Millisecond
 	}
-	if r := n.get("maxRetries"); r != nil {
-		if i, err := integer(r, 0, 100); err != nil {
-			v.problem(joinPath(p, "maxRetries"), "must be a whole number of retries from 0 to 100, %v", err)
-		} else {
-			out.retries = int(i)
-		}
+	if r, ok := integer(n.get("maxRetries")); ok {
+		out.retries = int(r)
 	}
 	return out
 }
 
-// maxMillis bounds the timeouts (about 24 days) so durations cannot overflow.
-const maxMillis = math.MaxInt32
-
-func (v *validator) millis(n *node, p, key string) (time.Duration, bool) {
-	m := n.get(key)
-	if m == nil {
+func integer(n *node) (int64, bool) {
+	if n == nil || n.kind != kNumber {
 		return 0, false
 	}
-	i, err := integer(m, 1, maxMillis)
-	if err != nil {
-		v.problem(joinPath(p, key), "must be a positive whole number of milliseconds, %v", err)
-		return 0, false
-	}
-	return time.Duration(i) * time.Millisecond, true
+	i, err := n.num.Int64()
+	return i, err == nil
 }
 
-func integer(n *node, lo, hi int64) (int64, error) {
-	if n.kind != kNumber {
-		if n.kind == kString {
-			return 0, fmt.Errorf("got the string %q (write the number without quotes)", n.str)
-		}
-		return 0, fmt.Errorf("got a %s", n.kind)
-	}
-	f, err := n.num.Float64()
-	if err != nil || f != math.Trunc(f) {
-		return 0, fmt.Errorf("got %s", n.num)
-	}
-	if f < float64(lo) || f > float64(hi) {
-		return 0, fmt.Errorf("got %s", n.num)
-	}
-	return int64(f), nil
-}
-
-// optString reads an optional string field; nonEmpty rejects "".
-func (v *validator) optString(n *node, p, key string, nonEmpty bool) string {
-	s := n.get(key)
-	if s == nil {
+func str(n *node) string {
+	if n == nil || n.kind != kString {
 		return ""
 	}
-	kp := joinPath(p, key)
-	switch {
-	case s.kind != kString:
-		v.problem(kp, "must be a string, not a %s", s.kind)
-	case nonEmpty && strings.TrimSpace(s.str) == "":
-		v.problem(kp, "must not be empty (leave the key out instead)")
-	default:
-		return s.str
-	}
-	return ""
+	return n.str
 }
 
-func (v *validator) optBool(n *node, p, key string) (value, present bool) {
-	b := n.get(key)
-	if b == nil {
-		return false, false
+func boolean(n *node, def bool) bool {
+	if n == nil || n.kind != kBool {
+		return def
 	}
-	if b.kind != kBool {
-		v.problem(joinPath(p, key), "must be true or false, not a %s", b.kind)
-		return false, false
-	}
-	return b.b, true
+	return n.b
 }
 
-func (v *validator) stringList(n *node, p, key string) []string {
-	a := n.get(key)
-	if a == nil {
+func strs(n *node) []string {
+	if n == nil || n.kind != kArray {
 		return nil
 	}
-	kp := joinPath(p, key)
-	if a.kind != kArray {
-		v.problem(kp, "must be an array of strings, not a %s", a.kind)
-		return nil
-	}
-	out := make([]string, 0, len(a.vals))
-	for i, e := range a.vals {
-		if e.kind != kString {
-			v.problem(indexPath(kp, i), "must be a string, not a %s%s", e.kind, quoteHint(e))
-			continue
+	out := make([]string, 0, len(n.vals))
+	for _, e := range n.vals {
+		if e.kind == kString {
+			out = append(out, e.str)
 		}
-		out = append(out, e.str)
 	}
 	return out
 }
 
-func (v *validator) stringMap(n *node, p, key string) map[string]string {
-	m := n.get(key)
-	if m == nil {
+func strMap(n *node) map[string]string {
+	if n == nil || n.kind != kObject {
 		return nil
 	}
-	kp := joinPath(p, key)
-	if m.kind != kObject {
-		v.problem(kp, "must be an object of string values, not a %s", m.kind)
-		return nil
-	}
-	out := make(map[string]string, len(m.keys))
-	for i, k := range m.keys {
-		e := m.vals[i]
-		if k == "" {
-			v.problem(kp, "has an empty name")
-			continue
+	out := make(map[string]string, len(n.keys))
+	for i, k := range n.keys {
+		if n.vals[i].kind == kString {
+			out[k] = n.vals[i].str
 		}
-		if e.kind != kString {
-			v.problem(joinPath(kp, k), "must be a string, not a %s%s", e.kind, quoteHint(e))
-			continue
-		}
-		out[k] = e.str
 	}
 	return out
 }
 
-// quoteHint suggests the fix for the common mistake of an unquoted number or
-// boolean where a string is required.
-func quoteHint(n *node) string {
-	switch n.kind {
-	case kNumber:
-		return fmt.Sprintf(" (write \"%s\")", n.num)
-	case kBool:
-		return fmt.Sprintf(" (write \"%v\")", n.b)
+// sortProblems puts problems in the order of the document, so that a
+// user reads them top to bottom. A problem at a place that does not exist
+// (a missing key) sorts with its parent.
+func sortProblems(root *node, ps []Problem) {
+	order := map[string]int{}
+	var walk func(n *node, p string)
+	walk = func(n *node, p string) {
+		order[p] = len(order)
+		for i, c := range n.vals {
+			if n.kind == kObject {
+				walk(c, joinPath(p, n.keys[i]))
+			} else {
+				walk(c, indexPath(p, i))
+			}
+		}
 	}
-	return ""
+	walk(root, "")
+	pos := func(p string) int {
+		for {
+			if i, ok := order[p]; ok {
+				return i
+			}
+			cut := max(strings.LastIndexByte(p, '.'), strings.LastIndexByte(p, '['))
+			if cut <= 0 {
+				return 0
+			}
+			p = p[:cut]
+		}
+	}
+	slices.SortStableFunc(ps, func(a, b Problem) int { return cmp.Compare(pos(a.Path), pos(b.Path)) })
 }

@@ -1,0 +1,282 @@
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// Schema is the JSON Schema of the configuration. The loader checks every
+// document against it, so the schema that editors use and the rules the
+// workbench applies are one and the same; the repository's
+// workbench-config.schema.json is a copy (a test keeps them equal).
+//
+//go:embed workbench-config.schema.json
+var Schema []byte
+
+// schemaInfo is what the loader takes from Schema: the compiled schema,
+// and for each kind of object the properties it knows, with their
+// descriptions (for messages, and to warn about unknown keys).
+type schemaInfo struct {
+	compiled *jsonschema.Schema
+	top      map[string]string // property → description
+	toolbox  map[string]string
+	server   map[string]string
+}
+
+var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	const url = "urn:mcp-workbench:config-schema"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	compiled, err := c.Compile(url)
+	if err != nil {
+		return nil, err
+	}
+	type object struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	var raw struct {
+		object
+		Defs map[string]object `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema, &raw); err != nil {
+		return nil, err
+	}
+	describe := func(o object) map[string]string {
+		out := make(map[string]string, len(o.Properties))
+		for name, p := range o.Properties {
+			out[name] = p.Description
+		}
+		return out
+	}
+	return &schemaInfo{
+		compiled: compiled,
+		top:      describe(raw.object),
+		toolbox:  describe(raw.Defs["toolbox"]),
+		server:   describe(raw.Defs["server"]),
+	}, nil
+})
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("the configuration schema refers to %s, which is not loaded", url)
+}
+
+// instance converts the decoded tree into the values the validator takes.
+func instance(n *node) any {
+	switch n.kind {
+	case kObject:
+		m := make(map[string]any, len(n.keys))
+		for i, k := range n.keys {
+			m[k] = instance(n.vals[i])
+		}
+		return m
+	case kArray:
+		a := make([]any, len(n.vals))
+		for i, v := range n.vals {
+			a[i] = instance(v)
+		}
+		return a
+	case kString:
+		return n.str
+	case kNumber:
+		return n.num
+	case kBool:
+		return n.b
+	}
+	return nil
+}
+
+// checkSchema validates the expanded document against Schema, returning a
+// problem for each violation, at the dotted path of the value at fault.
+func checkSchema(root *node) ([]Problem, error) {
+	info, err := loadSchema()
+	if err != nil {
+		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
+	}
+	err = info.compiled.Validate(instance(root))
+	if err == nil {
+		return nil, nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return nil, err
+	}
+	var out []Problem
+	schemaProblems(ve, root, info, &out)
+	return out, nil
+}
+
+func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo, out *[]Problem) {
+	path, n := locate(root, ve.InstanceLocation)
+	switch k := ve.ErrorKind.(type) {
+	case *jskind.AnyOf:
+		// The only anyOf: a server needs a command or a url.
+		*out = append(*out, Problem{Path: path, Msg: `needs "command" (a server the workbench starts) or "url" (an http or sse server)`})
+		return
+	case *jskind.Required:
+		props := propsAt(ve.InstanceLocation, info)
+		for _, m := range k.Missing {
+			msg := "required"
+			if d := props[m]; d != "" {
+				msg += ": " + lowerFirst(d)
+			}
+			*out = append(*out, Problem{Path: joinPath(path, m), Msg: msg})
+		}
+		return
+	case *jskind.Type:
+		*out = append(*out, Problem{Path: path, Msg: typeMessage(k, n)})
+		return
+	case *jskind.MinLength:
+		msg := "must not be empty (leave the key out instead)"
+		if loc := ve.InstanceLocation; len(loc) == 3 && loc[2] == "description" {
+			msg = "must not be empty: " + lowerFirst(info.toolbox["description"])
+		}
+		*out = append(*out, Problem{Path: path, Msg: msg})
+		return
+	case *jskind.Pattern:
+		msg := "must not be blank: " + lowerFirst(info.toolbox["description"])
+		if strings.HasPrefix(k.Want, "^[hH]") {
+			msg = fmt.Sprintf("must be an http:// or https:// URL, got %q", k.Got)
+		}
+		*out = append(*out, Problem{Path: path, Msg: msg})
+		return
+	case *jskind.MinProperties:
+		msg := "must not be empty"
+		if strings.HasSuffix(path, "mcpServers") {
+			msg = "must hold at least one server"
+		}
+		*out = append(*out, Problem{Path: path, Msg: msg})
+		return
+	case *jskind.Minimum:
+		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("must be at least %s%s, got %s", k.Want.RatString(), unit(path), k.Got.RatString())})
+		return
+	case *jskind.Maximum:
+		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("must be at most %s%s, got %s", k.Want.RatString(), unit(path), k.Got.RatString())})
+		return
+	case *jskind.Enum:
+		var want []string
+		for _, w := range k.Want {
+			want = append(want, strconv.Quote(fmt.Sprint(w)))
+		}
+		what := "value"
+		if strings.HasSuffix(path, "transport") || strings.HasSuffix(path, "type") {
+			what = "transport"
+		}
+		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("unknown %s %q: use %s", what, fmt.Sprint(k.Got), strings.Join(want, ", "))})
+		return
+	case *jskind.PropertyNames:
+		*out = append(*out, Problem{Path: joinPath(path, k.Property), Msg: "a name must not be empty"})
+		return
+	}
+	if len(ve.Causes) == 0 {
+		*out = append(*out, Problem{Path: path, Msg: ve.ErrorKind.LocalizedString(nil)})
+	}
+	for _, c := range ve.Causes {
+		schemaProblems(c, root, info, out)
+	}
+}
+
+// locate renders a JSON pointer's tokens as a dotted path, telling array
+// indexes from keys by walking the tree, and returns the node found there.
+func locate(root *node, loc []string) (string, *node) {
+	path, n := "", root
+	for _, tok := range loc {
+		switch {
+		case n != nil && n.kind == kArray:
+			i, _ := strconv.Atoi(tok)
+			path = indexPath(path, i)
+			if i >= 0 && i < len(n.vals) {
+				n = n.vals[i]
+			} else {
+				n = nil
+			}
+		default:
+			path = joinPath(path, tok)
+			if n != nil {
+				n = n.get(tok)
+			}
+		}
+	}
+	return path, n
+}
+
+// propsAt returns the known properties of the object at loc: the top
+// level, a toolbox (toolboxes/NAME) or a server (…/mcpServers/NAME).
+func propsAt(loc []string, info *schemaInfo) map[string]string {
+	switch len(loc) {
+	case 0:
+		return info.top
+	case 2:
+		return info.toolbox
+	case 4:
+		return info.server
+	}
+	return nil
+}
+
+func typeMessage(k *jskind.Type, n *node) string {
+	want := strings.Join(k.Want, " or ")
+	switch {
+	case len(k.Want) == 1 && k.Want[0] == "integer" && k.Got == "number" && n != nil:
+		return fmt.Sprintf("must be a whole number, not %s", n.num)
+	case len(k.Want) == 1 && (k.Want[0] == "integer" || k.Want[0] == "number") && k.Got == "string" && n != nil:
+		return fmt.Sprintf("must be a number, not the string %q (write it without quotes)", n.str)
+	}
+	msg := fmt.Sprintf("must be %s %s, not %s %s", article(want), want, article(k.Got), k.Got)
+	if k.Want[0] == "string" && n != nil {
+		msg += quoteHint(n)
+	}
+	return msg
+}
+
+// unit names the unit of a number at path, for messages.
+func unit(path string) string {
+	if strings.HasSuffix(path, "Ms") {
+		return " (milliseconds)"
+	}
+	return ""
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// quoteHint suggests the fix for the common mistake of an unquoted number
+// or boolean where a string is required.
+func quoteHint(n *node) string {
+	switch n.kind {
+	case kNumber:
+		return fmt.Sprintf(" (write \"%s\")", n.num)
+	case kBool:
+		return fmt.Sprintf(" (write \"%v\")", n.b)
+	}
+	return ""
+}
