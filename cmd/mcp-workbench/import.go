@@ -73,16 +73,9 @@ func parseImportArgs(args []string) (importOptions, error) {
 	fset.StringVar(&opts.out, "out", config.DefaultPath, "the file to write")
 	fset.BoolVar(&opts.force, "force", false, "overwrite the file if it exists")
 	fset.StringVar(&opts.toolbox, "toolbox", "", "one toolbox for every server")
-	var positional []string
-	for {
-		if err := fset.Parse(args); err != nil {
-			return opts, err
-		}
-		if fset.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fset.Arg(0))
-		args = fset.Args()[1:]
+	positional, err := parseFlags(fset, args)
+	if err != nil {
+		return opts, err
 	}
 	switch {
 	case len(positional) == 0:
@@ -91,7 +84,6 @@ func parseImportArgs(args []string) (importOptions, error) {
 		return opts, fmt.Errorf("unexpected argument %q (import reads one host configuration)", positional[1])
 	}
 	opts.src = positional[0]
-	var err error
 	fset.Visit(func(f *flag.Flag) {
 		switch {
 		case f.Name == "out" && strings.TrimSpace(opts.out) == "":

@@ -418,3 +418,102 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 		})
 	}
 }
+
+func fakeServerEntry(name string, extra ...string) map[string]any {
+	exe, _ := os.Executable()
+	env := map[string]string{fakeserver.EnvServer: "1", fakeserver.EnvName: name}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return map[string]any{"command": exe, "env": env, "maxRetries": 0}
+}
+
+func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	var ee *exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.code
+	default:
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func TestCheck(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"good": map[string]any{"description": "All fine", "mcpServers": map[string]any{
+			"a":   fakeServerEntry("a"),
+			"off": map[string]any{"command": "nothing", "disabled": true},
+		}},
+		"bad": map[string]any{"description": "One fails", "mcpServers": map[string]any{
+			"b":     fakeServerEntry("b"),
+			"dying": fakeServerEntry("dying", fakeserver.EnvExitAtStart, "9"),
+		}},
+	}})
+
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 {
+		t.Errorf("check with a failing server: exit %d, want 1", code)
+	}
+	for _, want := range []string{
+		"good — All fine", "open_toolbox returns", "tokens)",
+		"  a                    connected   14 tools  started in",
+		"  off                  disabled",
+		"  dying                error      could not start (1 attempt): exited with exit status 9 during start-up",
+		"a host sees the workbench's two tools:", "1 of 3 server(s) failed to start.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "starting 3 server(s) of 2 toolbox(es)") || !strings.Contains(errOut, "[3/3]") {
+		t.Errorf("no progress on stderr:\n%s", errOut)
+	}
+
+	code, out, _ = runCmd(t, "", "check", "good", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "All 1 server(s) started.") || strings.Contains(out, "bad") {
+		t.Errorf("check good: exit %d\n%s", code, out)
+	}
+	code, _, errOut = runCmd(t, "", "check", "nope", "--config", cfg)
+	if code != 2 || !strings.Contains(errOut, `no toolbox "nope"`) {
+		t.Errorf("check nope: exit %d %s", code, errOut)
+	}
+}
+
+func TestCall(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"a": fakeServerEntry("a")}},
+	}})
+	code, out, _ := runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", `{"a": 2, "b": 40}`)
+	if code != 0 || out != "42\n" {
+		t.Errorf("call add: exit %d, %q", code, out)
+	}
+	code, out, _ = runCmd(t, `{"text": "from stdin"}`, "call", "dev", "a", "echo", "-", "--config", cfg)
+	if code != 0 || !strings.Contains(out, `"text":"from stdin"`) {
+		t.Errorf("call echo -: exit %d, %q", code, out)
+	}
+	code, out, _ = runCmd(t, "", "call", "--json", "--config", cfg, "dev", "a", "rich")
+	if code != 0 || !strings.Contains(out, `"mimeType": "image/png"`) || !strings.Contains(out, `"structuredContent"`) {
+		t.Errorf("call --json rich: exit %d\n%s", code, out)
+	}
+	code, out, errOut := runCmd(t, "", "call", "--config", cfg, "dev", "a", "fail")
+	if code != 1 || out != "" || !strings.Contains(errOut, "fail: something went wrong downstream") {
+		t.Errorf("call fail: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", `{"a": "x"}`)
+	if code != 1 || !strings.Contains(errOut, "/a: got string, want number") {
+		t.Errorf("call with bad arguments: exit %d %s", code, errOut)
+	}
+	code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", `[1]`)
+	if code != 2 || !strings.Contains(errOut, "JSON-ARGS must be a JSON object") {
+		t.Errorf("call with an array: exit %d %s", code, errOut)
+	}
+	code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a")
+	if code != 2 || !strings.Contains(errOut, "call needs TOOLBOX SERVER TOOL") {
+		t.Errorf("call with too few arguments: exit %d %s", code, errOut)
+	}
+}

@@ -32,17 +32,29 @@ func Version() string {
 	return "dev"
 }
 
-const usage = `mcp-workbench groups MCP servers into toolboxes behind two tools.
+const usage = `mcp-workbench groups MCP servers into toolboxes behind two tools, open_toolbox and
+use_tool, and starts a server only when its toolbox is opened.
 
 Usage:
-  mcp-workbench [--config PATH] [--log-level LEVEL]   serve MCP on stdin/stdout (what a host runs)
-  mcp-workbench validate [--config PATH]              check the configuration and summarize it
-  mcp-workbench import HOST-CONFIG [--out FILE]       turn a host's mcpServers into a workbench configuration
-  mcp-workbench --version                             print the version
-  mcp-workbench help                                  show this help
+  mcp-workbench [--config PATH]             serve MCP on stdin/stdout: what a host runs
+  mcp-workbench validate [--config PATH]    check the configuration and summarize it
+  mcp-workbench check [--config PATH] [TOOLBOX...]
+                                            start the toolboxes' servers as a host would, report
+                                            each one, and exit 1 if any fails
+  mcp-workbench call [--config PATH] [--json] TOOLBOX SERVER TOOL [JSON-ARGS]
+                                            call one tool, as use_tool does (JSON-ARGS "-" reads stdin)
+  mcp-workbench import HOST-CONFIG [--out FILE] [--force] [--toolbox NAME]
+                                            turn a host's mcpServers into a workbench configuration
+  mcp-workbench --version | help
 
-The configuration is --config PATH, else $WORKBENCH_CONFIG, else ./workbench-config.json.
-Log levels: debug, info, warn, error (also $WORKBENCH_LOG_LEVEL); logs go to stderr.
+Flags:
+  --config PATH       the configuration (else $WORKBENCH_CONFIG, else ./workbench-config.json)
+  --log-level LEVEL   debug, info, warn or error (else $WORKBENCH_LOG_LEVEL, else info); logs go to stderr
+
+Start with:
+  mcp-workbench import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcp-workbench check
+  mcp-workbench call knowledge memory read_graph
 `
 
 // run is the whole program, on the streams it is given.
@@ -51,8 +63,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
 	}
-	if cmd == "import" {
+	switch cmd {
+	case "import":
 		return importCommand(args, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "version":
+		fmt.Fprintln(stdout, "mcp-workbench", Version())
+		return nil
+	case "", "validate", "check", "call":
+	default:
+		return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
 	}
 	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -61,21 +83,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	showVersion := fs.Bool("version", false, "print the version")
 	help := fs.Bool("help", false, "show help")
 	fs.BoolVar(help, "h", false, "show help")
-	if err := fs.Parse(args); err != nil {
+	asJSON := false
+	if cmd == "call" {
+		fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	}
+	positional, err := parseFlags(fs, args)
+	if err != nil {
 		return usageError(stderr, err.Error())
 	}
-	if fs.NArg() > 0 {
-		return usageError(stderr, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	}
 	switch {
-	case *help || cmd == "help":
+	case *help:
 		fmt.Fprint(stdout, usage)
 		return nil
-	case *showVersion || cmd == "version":
+	case *showVersion:
 		fmt.Fprintln(stdout, "mcp-workbench", Version())
 		return nil
-	case cmd != "" && cmd != "validate":
-		return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
+	case (cmd == "" || cmd == "validate") && len(positional) > 0:
+		return usageError(stderr, fmt.Sprintf("unexpected argument %q", positional[0]))
+	case cmd == "call" && (len(positional) < 3 || len(positional) > 4):
+		return usageError(stderr, "call needs TOOLBOX SERVER TOOL and, optionally, JSON-ARGS")
 	}
 
 	out := &syncWriter{w: stderr}
@@ -93,10 +119,32 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		log.Warn("configuration: " + w)
 	}
 
-	if cmd == "validate" {
+	switch cmd {
+	case "validate":
 		return validate(cfg, stdout)
+	case "check":
+		return check(ctx, cfg, positional, log, out, stdout)
+	case "call":
+		return call(ctx, cfg, positional, asJSON, log, out, stdin, stdout)
 	}
 	return serve(ctx, cfg, log, out, stdin, stdout)
+}
+
+// parseFlags parses flags that may come before, between or after the
+// positional arguments, as people type them either way, and returns the
+// positional arguments in order.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }
 
 func usageError(stderr io.Writer, msg string) error {

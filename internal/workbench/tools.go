@@ -98,15 +98,22 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
 		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.toolboxNames(), ", ")), nil
 	}
-	tb := w.byName[*in.ToolboxName]
+	return w.Open(ctx, *in.ToolboxName, in.Refresh), nil
+}
+
+// Open is open_toolbox: it starts the toolbox's servers that are not
+// running, in parallel, and returns the tool's result. refresh lists the
+// tools of running servers again.
+func (w *Workbench) Open(ctx context.Context, toolbox string, refresh bool) *mcp.CallToolResult {
+	tb := w.byName[toolbox]
 	if tb == nil {
-		return textResult(w.toolboxNotFound(*in.ToolboxName), true), nil
+		return textResult(w.toolboxNotFound(toolbox), true)
 	}
-	res, err := w.open(ctx, tb, in.Refresh)
+	res, err := w.open(ctx, tb, refresh)
 	if err != nil {
-		return errorResult("Could not open toolbox '%s': %v", tb.cfg.Name, err), nil
+		return errorResult("Could not open toolbox '%s': %v", tb.cfg.Name, err)
 	}
-	return res, nil
+	return res
 }
 
 // open connects every enabled server of tb in parallel (those already
@@ -222,33 +229,6 @@ func (w *Workbench) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), nil
 	}
-	refuse := func(format string, a ...any) *mcp.CallToolResult {
-		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, fmt.Sprintf(format, a...))
-	}
-	tb := w.byName[ref.Toolbox]
-	if tb == nil {
-		return refuse("%s", w.toolboxNotFound(ref.Toolbox)), nil
-	}
-	s := tb.server(ref.Server)
-	if s == nil {
-		names := make([]string, len(tb.servers))
-		for i, s := range tb.servers {
-			names[i] = s.Name
-		}
-		return refuse("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", ")), nil
-	}
-	if s.Config().Disabled {
-		return refuse("the server is disabled in the workbench configuration"), nil
-	}
-	tb.mu.Lock()
-	opened := tb.opened
-	tb.mu.Unlock()
-	if !opened {
-		if _, err := w.open(ctx, tb, false); err != nil {
-			return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), nil
-		}
-	}
-
 	var progress downstream.ProgressFunc
 	if tok := req.Params.GetProgressToken(); tok != nil {
 		progress = func(p *mcp.ProgressNotificationParams) {
@@ -257,15 +237,50 @@ func (w *Workbench) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*m
 			})
 		}
 	}
+	return w.Use(ctx, ref.Toolbox, ref.Server, ref.Tool, args, progress), nil
+}
+
+// Use is use_tool: it calls tool of server in toolbox with args (a JSON
+// object), opening the toolbox first if it never was, and returns the
+// server's result or a tool error that names toolbox, server and tool.
+// progress, if set, receives the call's progress notifications.
+func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) *mcp.CallToolResult {
+	ref := toolRef{Toolbox: toolbox, Server: server, Tool: tool}
+	refuse := func(format string, a ...any) *mcp.CallToolResult {
+		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, fmt.Sprintf(format, a...))
+	}
+	tb := w.byName[ref.Toolbox]
+	if tb == nil {
+		return refuse("%s", w.toolboxNotFound(ref.Toolbox))
+	}
+	s := tb.server(ref.Server)
+	if s == nil {
+		names := make([]string, len(tb.servers))
+		for i, s := range tb.servers {
+			names[i] = s.Name
+		}
+		return refuse("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", "))
+	}
+	if s.Config().Disabled {
+		return refuse("the server is disabled in the workbench configuration")
+	}
+	tb.mu.Lock()
+	opened := tb.opened
+	tb.mu.Unlock()
+	if !opened {
+		if _, err := w.open(ctx, tb, false); err != nil {
+			return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err)
+		}
+	}
 	res, err := s.Call(ctx, ref.Tool, args, progress)
 	if err != nil {
 		var refused *downstream.RefusedError
 		if errors.As(err, &refused) {
-			return refuse("%s", refused.Reason), nil
+			return refuse("%s", refused.Reason)
 		}
-		return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), nil
+		return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err)
 	}
-	return res, nil
+	return res
 }
 
 // decodeArgs decodes a tool's arguments; absent arguments decode as {}.

@@ -162,6 +162,21 @@ func (w *Workbench) MCPServer() *mcp.Server {
 	return s
 }
 
+// Tools returns the workbench's two tools as a host lists them.
+func (w *Workbench) Tools() []*mcp.Tool {
+	return []*mcp.Tool{w.openToolboxTool(), useToolTool()}
+}
+
+// Servers returns the servers of a toolbox in file order, disabled ones
+// included, or nil for an unknown toolbox. The command line's check uses
+// them to report on each server as it starts.
+func (w *Workbench) Servers(toolbox string) []*downstream.Server {
+	if tb := w.byName[toolbox]; tb != nil {
+		return tb.servers
+	}
+	return nil
+}
+
 // toolboxNames lists the toolbox names in file order.
 func (w *Workbench) toolboxNames() []string {
 	return w.cfg.ToolboxNames()

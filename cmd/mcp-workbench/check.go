@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// tokens estimates the model tokens of a text: about four bytes each for
+// English and JSON. It is a guide to size, not a tokenizer.
+func tokens(n int) int { return (n + 3) / 4 }
+
+// check starts the servers of the named toolboxes (every toolbox if none)
+// as open_toolbox would, all in parallel, reports each server on stderr as
+// it finishes, then prints a report: per server its status, tool count and
+// start time; per toolbox the size of what open_toolbox returns. It fails
+// if any enabled server could not start.
+func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Logger, logOut, stdout io.Writer) error {
+	if len(names) == 0 {
+		names = cfg.ToolboxNames()
+	}
+	for _, n := range names {
+		if cfg.Toolbox(n) == nil {
+			fmt.Fprintf(logOut, "mcp-workbench: check: no toolbox %q in %s (toolboxes: %s)\n", n, cfg.Path, strings.Join(cfg.ToolboxNames(), ", "))
+			return &exitError{code: 2}
+		}
+	}
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	defer wb.Close()
+
+	type outcome struct {
+		took time.Duration
+		err  error
+	}
+	results := map[*downstream.Server]*outcome{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	total := 0
+	for _, name := range names {
+		for _, s := range wb.Servers(name) {
+			if s.Config().Disabled {
+				continue
+			}
+			total++
+			wg.Go(func() {
+				start := time.Now()
+				_, err := s.Connect(ctx)
+				o := &outcome{took: time.Since(start), err: err}
+				mu.Lock()
+				results[s] = o
+				done := len(results)
+				mu.Unlock()
+				if err != nil {
+					fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
+				} else {
+					fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
+				}
+			})
+		}
+	}
+	fmt.Fprintf(logOut, "starting %d server(s) of %d toolbox(es) from %s…\n", total, len(names), cfg.Path)
+	wg.Wait()
+
+	failed := 0
+	for i, name := range names {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		tb := cfg.Toolbox(name)
+		res := wb.Open(ctx, name, false)
+		text := resultText(res)
+		if res.IsError {
+			fmt.Fprintf(stdout, "%s: could not open\n", name)
+		} else {
+			fmt.Fprintf(stdout, "%s — %s\n  open_toolbox returns %d bytes (≈ %d tokens)\n", name, tb.Description, len(text), tokens(len(text)))
+		}
+		for _, s := range wb.Servers(name) {
+			st := s.State()
+			switch {
+			case st.Status == downstream.StatusDisabled:
+				fmt.Fprintf(stdout, "  %-20s disabled\n", s.Name)
+			case st.Status == downstream.StatusConnected:
+				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(st.Tools.Tools), round(results[s].took))
+			default:
+				failed++
+				reason := "not started"
+				if o := results[s]; o != nil && o.err != nil {
+					reason = o.err.Error()
+				}
+				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
+			}
+		}
+	}
+	defs, _ := json.Marshal(wb.Tools())
+	fmt.Fprintf(stdout, "\nBefore any toolbox is opened, a host sees the workbench's two tools: %d bytes (≈ %d tokens).\n", len(defs), tokens(len(defs)))
+	if failed > 0 {
+		fmt.Fprintf(stdout, "%d of %d server(s) failed to start.\n", failed, total)
+		return &exitError{code: 1}
+	}
+	fmt.Fprintf(stdout, "All %d server(s) started.\n", total)
+	return nil
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}
+
+// call makes one use_tool call from the shell: TOOLBOX SERVER TOOL
+// [JSON-ARGS], where JSON-ARGS "-" reads the arguments from stdin. It
+// prints the tool's text (or, with --json, the whole result), and fails
+// with the error text on stderr when the result is an error.
+func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
+	args := json.RawMessage("{}")
+	if len(pos) == 4 {
+		raw := []byte(pos[3])
+		if pos[3] == "-" {
+			var err error
+			if raw, err = io.ReadAll(stdin); err != nil {
+				return fmt.Errorf("reading the arguments from stdin: %w", err)
+			}
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			fmt.Fprintf(logOut, "mcp-workbench: call: JSON-ARGS must be a JSON object, such as '{\"path\": \"/tmp\"}': %v\n", err)
+			return &exitError{code: 2}
+		}
+		args = raw
+	}
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	defer wb.Close()
+	res := wb.Use(ctx, pos[0], pos[1], pos[2], args, nil)
+	if asJSON {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		out := stdout
+		if res.IsError {
+			out = logOut
+		}
+		printResult(out, res)
+	}
+	if res.IsError {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// printResult writes a result for a person: text as it is, other content
+// described, structured content as JSON when there is nothing else.
+func printResult(w io.Writer, res *mcp.CallToolResult) {
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(w, c.Text)
+		case *mcp.ImageContent:
+			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				fmt.Fprintln(w, c.Resource.Text)
+			} else if c.Resource != nil {
+				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
+			}
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
+		fmt.Fprintln(w, string(b))
+	}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
