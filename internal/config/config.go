@@ -63,6 +63,11 @@ type Toolbox struct {
 type Server struct {
 	Name      string
 	Transport Transport
+	// TransportInferred is set when the file names no transport and a url
+	// alone made it http: such a server may turn out to speak only the
+	// older SSE transport, which is then used instead (as the MCP spec's
+	// backwards-compatibility section advises).
+	TransportInferred bool
 
 	// stdio
 	Command string

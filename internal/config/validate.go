@@ -242,6 +242,7 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 		t = Stdio
 	default:
 		t = HTTP
+		s.TransportInferred = true
 	}
 	return t
 }

@@ -202,3 +202,29 @@ func TestRemoteFailuresAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestURLAloneFallsBackToSSE gives only a url, as Cursor configurations
+// do, for a server that speaks the older SSE transport: the workbench
+// tries streamable HTTP, is refused, and uses SSE from then on.
+func TestURLAloneFallsBackToSSE(t *testing.T) {
+	h := newHarness(t)
+	ev := fakeserver.StartEverything(t, "sse")
+	cfg := remote("legacy", config.HTTP, ev.URL("/sse"))
+	cfg.TransportInferred = true
+	s := h.server(cfg)
+	res, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"message":"via sse"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resultText(t, res); got != "Echo: via sse" {
+		t.Errorf("echo = %q", got)
+	}
+	if !strings.Contains(h.logs.String(), "trying the SSE transport") {
+		t.Error("the fallback was not logged")
+	}
+	// Named explicitly, the transport is never second-guessed.
+	explicit := remote("strict", config.HTTP, ev.URL("/sse"))
+	if _, err := h.server(explicit).Connect(ctxT(t)); err == nil || !strings.Contains(err.Error(), "Not Found") {
+		t.Errorf("explicit http against an SSE server: %v", err)
+	}
+}

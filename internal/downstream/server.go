@@ -75,6 +75,10 @@ const (
 	StatusDisabled  Status = "disabled"
 )
 
+// errTrySSE ends a streamable HTTP attempt that the server refused, when
+// the SSE transport may work instead.
+var errTrySSE = errors.New("the server refused streamable HTTP")
+
 // Errors of a server that cannot take calls.
 var (
 	ErrDisabled = errors.New("server is disabled in the configuration")
@@ -93,6 +97,10 @@ type Server struct {
 
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
+
+	// speaksSSE is set once a server configured by url alone turned out to
+	// speak the SSE transport rather than streamable HTTP.
+	speaksSSE atomic.Bool
 
 	mu      sync.Mutex
 	live    *conn // the current connection, nil if none
@@ -251,6 +259,11 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 func (s *Server) dialWithRetries() (*conn, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := s.dialOnce()
+		if errors.Is(err, errTrySSE) {
+			s.log.Info("the server refused streamable HTTP; trying the SSE transport at the same url")
+			s.speaksSSE.Store(true)
+			c, err = s.dialOnce()
+		}
 		if err == nil {
 			if attempt > 1 {
 				s.log.Info("connected", "attempts", attempt, "tools", len(c.tools.Load().Tools))
@@ -299,8 +312,9 @@ func (s *Server) Close() {
 type conn struct {
 	s     *Server
 	cs    *mcp.ClientSession
-	proc  *process  // stdio only
-	pages *rawPages // nil where the transport cannot capture raw tools
+	proc  *process   // stdio only
+	pages *rawPages  // nil where the transport cannot capture raw tools
+	probe *postProbe // http with an inferred transport only
 
 	ctx    context.Context // ends with the connection; calls derive from it
 	cancel context.CancelFunc
@@ -365,7 +379,11 @@ func (s *Server) dialOnce() (*conn, error) {
 		err = errors.New("timed out") // fired just as the connect finished
 	}
 	if err != nil {
-		err = c.explainStartFailure(err, timedOut.Load())
+		if c.probe != nil && c.probe.refused.Load() && !timedOut.Load() {
+			err = errTrySSE
+		} else {
+			err = c.explainStartFailure(err, timedOut.Load())
+		}
 		c.end(err, true)
 		return nil, err
 	}

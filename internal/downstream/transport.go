@@ -2,6 +2,7 @@ package downstream
 
 import (
 	"net/http"
+	"sync/atomic"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,12 +11,24 @@ import (
 // transport makes the MCP transport for a connect attempt; for stdio it
 // starts the process.
 func (s *Server) transport(c *conn) (mcp.Transport, error) {
-	switch s.cfg.Transport {
+	transport := s.cfg.Transport
+	if transport == config.HTTP && s.speaksSSE.Load() {
+		transport = config.SSE
+	}
+	switch transport {
 	case config.HTTP:
-		return &mcp.StreamableClientTransport{
-			Endpoint:   s.cfg.URL,
-			HTTPClient: httpClient(s.cfg.Headers),
-		}, nil
+		client := httpClient(s.cfg.Headers)
+		if s.cfg.TransportInferred {
+			// Watch for a server that refuses streamable HTTP's POST: it
+			// may speak the older SSE transport at the same url.
+			base := client.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			c.probe = &postProbe{base: base}
+			client = &http.Client{Transport: c.probe}
+		}
+		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil
 	case config.SSE:
 		c.pages = newRawPages()
 		return &captureTransport{
@@ -58,4 +71,24 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
+}
+
+// postProbe notes whether a POST was refused with a client error, the sign
+// of a server that does not speak streamable HTTP. Authorization and rate
+// limit refusals do not count: the SSE transport would meet them too.
+type postProbe struct {
+	base    http.RoundTripper
+	refused atomic.Bool
+}
+
+func (p *postProbe) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := p.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
+		default:
+			p.refused.Store(true)
+		}
+	}
+	return resp, err
 }
