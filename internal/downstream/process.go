@@ -47,7 +47,7 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 			return nil, &startError{fmt.Errorf("cwd %s is not a directory", cfg.Cwd)}
 		}
 	}
-	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd := serverCommand(cfg.Command, cfg.Args...)
 	if cmd.Err != nil {
 		return nil, &startError{describeStartErr(cfg.Command, cmd.Err)}
 	}
