@@ -6,7 +6,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 NPM_DIR := testdata/npm
 
-.PHONY: all build demo test test-deps lint bench clean
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+.PHONY: all build demo test test-deps lint bench cross dist clean
 
 all: build
 
@@ -48,6 +50,28 @@ $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/p
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+## cross: build for every platform of a release, keeping nothing (CI runs it)
+cross:
+	@for p in $(PLATFORMS); do \
+	  echo "building $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -o /dev/null ./cmd/mcp-workbench || exit 1; \
+	done
+
+## dist: release archives for every platform in dist/, with SHA256SUMS
+dist:
+	@command -v zip >/dev/null || { echo "dist: zip is needed for the Windows archives" >&2; exit 1; }
+	rm -rf dist && mkdir -p dist
+	@for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; exe=; [ $$os = windows ] && exe=.exe; \
+	  name=mcp-workbench_$(VERSION)_$${os}_$${arch}; \
+	  echo "dist/$$name"; mkdir -p dist/$$name; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/mcp-workbench$$exe ./cmd/mcp-workbench || exit 1; \
+	  cp README.md CHANGELOG.md workbench-config.example.json workbench-config.schema.json dist/$$name/; \
+	  if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); else tar -C dist -czf dist/$$name.tar.gz $$name; fi; \
+	  rm -rf dist/$$name; \
+	done
+	cd dist && sha256sum -- * > SHA256SUMS && cat SHA256SUMS
 
 clean:
 	rm -rf bin dist $(NPM_DIR)/node_modules

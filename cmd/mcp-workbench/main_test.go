@@ -517,3 +517,58 @@ func TestCall(t *testing.T) {
 		t.Errorf("call with too few arguments: exit %d %s", code, errOut)
 	}
 }
+
+// TestDropInEntries copies server entries as Claude Desktop, Claude Code
+// (.mcp.json, with "type") and Cursor (mcp.json, url alone) write them,
+// unchanged, into one toolbox: every one connects and answers.
+func TestDropInEntries(t *testing.T) {
+	streamable := fakeserver.StartEverything(t, "streamableHttp")
+	legacy := fakeserver.StartEverything(t, "sse")
+	exe, _ := os.Executable()
+	env := func(name string) map[string]string {
+		return map[string]string{fakeserver.EnvServer: "1", fakeserver.EnvName: name}
+	}
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{"dropins": map[string]any{
+		"description": "Entries as each host writes them",
+		"mcpServers": map[string]any{
+			"desktop":     map[string]any{"command": exe, "args": []string{}, "env": env("desktop")},
+			"code-stdio":  map[string]any{"type": "stdio", "command": exe, "args": []string{}, "env": env("code-stdio")},
+			"code-http":   map[string]any{"type": "http", "url": streamable.URL("/mcp"), "headers": map[string]string{"X-Api-Key": "k"}},
+			"code-sse":    map[string]any{"type": "sse", "url": legacy.URL("/sse")},
+			"cursor-http": map[string]any{"url": streamable.URL("/mcp"), "headers": map[string]string{"X-Api-Key": "k"}},
+			"cursor-sse":  map[string]any{"url": legacy.URL("/sse")},
+		},
+	}}})
+	cs, stderr := runInProcess(t, "--config", cfg)
+	text, isErr := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dropins"})
+	if isErr || !strings.Contains(text, `"servers_connected":6`) {
+		t.Fatalf("open: %s", text)
+	}
+	for _, s := range []string{"desktop", "code-stdio"} {
+		if text, isErr := callTool(t, cs, "use_tool", use("dropins", s, "echo", map[string]any{"text": s})); isErr || !strings.Contains(text, `"server":"`+s+`"`) {
+			t.Errorf("%s: %v %s", s, isErr, text)
+		}
+	}
+	for _, s := range []string{"code-http", "code-sse", "cursor-http", "cursor-sse"} {
+		if text, isErr := callTool(t, cs, "use_tool", use("dropins", s, "echo", map[string]any{"message": s})); isErr || text != "Echo: "+s {
+			t.Errorf("%s: %v %s", s, isErr, text)
+		}
+	}
+	if strings.Contains(stderr.String(), "unknown") {
+		t.Errorf("drop-in entries drew warnings:\n%s", stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	saved := version
+	defer func() { version = saved }()
+	version = "v1.2.3"
+	if got := Version(); got != "v1.2.3" {
+		t.Errorf("Version() = %q with a version set at build time", got)
+	}
+	version = ""
+	// A test binary carries no module version: the fallback says dev.
+	if got := Version(); got != "dev" {
+		t.Errorf("Version() = %q without one", got)
+	}
+}
