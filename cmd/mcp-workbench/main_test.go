@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -83,23 +82,6 @@ func relay() int {
 	return 0
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func writeConfig(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -120,11 +102,11 @@ func ctxT(t *testing.T) context.Context {
 }
 
 // runInProcess runs run() on pipes and returns a client connected to it.
-func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *lockedBuffer) {
+func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &fakeserver.Buffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(context.Background(), args, inR, outW, stderr)
@@ -309,7 +291,7 @@ type process struct {
 	cmd    *exec.Cmd
 	cs     *mcp.ClientSession
 	stdin  io.WriteCloser
-	stderr *lockedBuffer
+	stderr *fakeserver.Buffer
 	done   chan struct{}
 }
 
@@ -318,7 +300,7 @@ func startProcess(t *testing.T, cfgPath, wbTag string) *process {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "--config", cfgPath)
 	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag)
-	p := &process{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &process{cmd: cmd, stderr: &fakeserver.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

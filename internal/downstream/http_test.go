@@ -18,6 +18,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// httpModes are the everything server's two HTTP modes: its endpoint
+// path and the workbench transport that speaks it.
+var httpModes = []struct {
+	mode, path string
+	transport  config.Transport
+}{
+	{"streamableHttp", "/mcp", config.HTTP},
+	{"sse", "/sse", config.SSE},
+}
+
 func remote(name string, t config.Transport, url string) *config.Server {
 	return &config.Server{
 		Name: name, Transport: t, URL: url,
@@ -28,13 +38,7 @@ func remote(name string, t config.Transport, url string) *config.Server {
 // TestEverythingServer drives the official everything server in both of
 // its HTTP modes: tools listed, a call made, a tool error kept.
 func TestEverythingServer(t *testing.T) {
-	for _, tc := range []struct {
-		mode, path string
-		transport  config.Transport
-	}{
-		{"streamableHttp", "/mcp", config.HTTP},
-		{"sse", "/sse", config.SSE},
-	} {
+	for _, tc := range httpModes {
 		t.Run(tc.mode, func(t *testing.T) {
 			h := newHarness(t)
 			ev := fakeserver.StartEverything(t, tc.mode)
@@ -68,13 +72,7 @@ func TestEverythingServer(t *testing.T) {
 // live session: the death is noticed, and the next call connects again to
 // the server started anew.
 func TestRemoteServerRestartIsRecovered(t *testing.T) {
-	for _, tc := range []struct {
-		mode, path string
-		transport  config.Transport
-	}{
-		{"streamableHttp", "/mcp", config.HTTP},
-		{"sse", "/sse", config.SSE},
-	} {
+	for _, tc := range httpModes {
 		t.Run(tc.mode, func(t *testing.T) {
 			h := newHarness(t)
 			ev := fakeserver.StartEverything(t, tc.mode)

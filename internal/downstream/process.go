@@ -30,6 +30,8 @@ type process struct {
 	exited  chan struct{} // closed once the child has been waited for
 	exitErr error         // cmd.Wait's result, set before exited closes
 
+	stderrDone chan struct{} // closed once the child's stderr is all forwarded
+
 	stopOnce sync.Once
 }
 
@@ -88,19 +90,23 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 		return nil, &startError{describeStartErr(cfg.Command, startErr)}
 	}
 	p := &process{
-		cmd:    cmd,
-		stdin:  inW,
-		group:  group,
-		wd:     o.Watchdog,
-		exited: make(chan struct{}),
-		stderr: newStderrForwarder(prefix, o.Stderr),
+		cmd:        cmd,
+		stdin:      inW,
+		group:      group,
+		wd:         o.Watchdog,
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		stderr:     newStderrForwarder(prefix, o.Stderr),
 	}
 	p.wd.Watch(group.ID())
 	junk := func(line []byte) {
 		p.stderr.note(fmt.Sprintf("stdout line is not JSON-RPC, ignored: %s", clip(line, 200)))
 	}
 	p.stdout = newJSONLineReader(outR, junk)
-	go p.stderr.copy(errR)
+	go func() {
+		p.stderr.copy(errR)
+		close(p.stderrDone)
+	}()
 	go func() {
 		p.exitErr = cmd.Wait()
 		close(p.exited)
@@ -177,6 +183,12 @@ func (p *process) stop(grace time.Duration) {
 		p.stdout.Close()
 		<-p.exited
 		p.wd.Forget(p.group.ID())
+		// The tree is gone, so its stderr is at its end: let the last
+		// lines (and the count of dropped ones) reach the log first.
+		select {
+		case <-p.stderrDone:
+		case <-time.After(grace):
+		}
 	})
 }
 

@@ -16,19 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// eventually polls cond every 10ms for up to 10s: bounded waits for
-// things that happen asynchronously, not timing assertions.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func contains(lines []string, s string) bool {
 	for _, l := range lines {
 		if l == s {
@@ -47,7 +34,7 @@ func TestRequestTimeoutCancelsTheCall(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no response within 200ms (requestTimeoutMs)") {
 		t.Fatalf("err = %v", err)
 	}
-	eventually(t, "the server to see the cancellation", func() bool {
+	fakeserver.Eventually(t, "the server to see the cancellation", func() bool {
 		return contains(h.lines(fakeserver.CancelsFile), "sleep")
 	})
 	// The server is still healthy.
@@ -102,7 +89,7 @@ func TestCallerCancellationReachesTheServer(t *testing.T) {
 		_, err := s.Call(ctx, "sleep", json.RawMessage(`{"ms":30000}`), nil)
 		done <- err
 	}()
-	eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	fakeserver.Eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
 	cancel()
 	select {
 	case err := <-done:
@@ -112,7 +99,7 @@ func TestCallerCancellationReachesTheServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled call did not return")
 	}
-	eventually(t, "the server to see the cancellation", func() bool {
+	fakeserver.Eventually(t, "the server to see the cancellation", func() bool {
 		return contains(h.lines(fakeserver.CancelsFile), "sleep")
 	})
 }
@@ -125,7 +112,7 @@ func TestCloseEndsCallsInFlight(t *testing.T) {
 		_, err := s.Call(ctxT(t), "sleep", json.RawMessage(`{"ms":30000}`), nil)
 		done <- err
 	}()
-	eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	fakeserver.Eventually(t, "the call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
 	s.Close()
 	select {
 	case err := <-done:
@@ -153,7 +140,7 @@ func TestDeathIsNoticedWithoutACall(t *testing.T) {
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the death to be noticed", func() bool { return s.State().Status == StatusError })
+	fakeserver.Eventually(t, "the death to be noticed", func() bool { return s.State().Status == StatusError })
 	if st := s.State(); !strings.Contains(st.Err.Error(), "signal: killed") {
 		t.Errorf("state error = %v", st.Err)
 	}
@@ -247,7 +234,7 @@ func TestToolListChangeIsFollowed(t *testing.T) {
 	if _, err := s.Call(ctxT(t), "change_tools", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the new tool to be listed", func() bool {
+	fakeserver.Eventually(t, "the new tool to be listed", func() bool {
 		return s.State().Tools.Lookup("added_1") != nil
 	})
 	res, err := s.Call(ctxT(t), "added_1", nil, nil)
@@ -266,7 +253,7 @@ func TestToolListChangeDuringStartUp(t *testing.T) {
 		if _, err := s.Connect(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the early tool to be listed", func() bool { return s.State().Tools.Lookup("early") != nil })
+		fakeserver.Eventually(t, "the early tool to be listed", func() bool { return s.State().Tools.Lookup("early") != nil })
 	}
 }
 
@@ -295,7 +282,7 @@ func TestSlowCallDoesNotDelayOthers(t *testing.T) {
 		defer close(slowDone)
 		_, _ = s.Call(ctxT(t), "sleep", json.RawMessage(`{"ms":30000}`), nil)
 	}()
-	eventually(t, "the slow call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
+	fakeserver.Eventually(t, "the slow call to arrive", func() bool { return contains(h.lines(fakeserver.CallsFile), "sleep") })
 	for i := range 20 {
 		res, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"text":"`+strconv.Itoa(i)+`"}`), nil)
 		if err != nil || !strings.Contains(resultText(t, res), `"text":"`+strconv.Itoa(i)+`"`) {

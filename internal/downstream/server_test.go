@@ -19,35 +19,17 @@ import (
 
 func TestMain(m *testing.M) { fakeserver.TestMain(m) }
 
-// lockedBuffer collects what servers write to stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 type harness struct {
 	t      *testing.T
 	opts   *Options
-	stderr *lockedBuffer
-	logs   *lockedBuffer
+	stderr *fakeserver.Buffer
+	logs   *fakeserver.Buffer
 	state  string // the fake servers' counter folder
 	tag    string
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, stderr: &lockedBuffer{}, logs: &lockedBuffer{}, state: t.TempDir(), tag: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())}
+	h := &harness{t: t, stderr: &fakeserver.Buffer{}, logs: &fakeserver.Buffer{}, state: t.TempDir(), tag: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())}
 	h.opts = &Options{
 		Logger:    slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Stderr:    h.stderr,

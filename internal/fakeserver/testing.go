@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,4 +205,37 @@ func (e *Everything) Stop() {
 // URL returns the server's endpoint for path ("/mcp", "/sse").
 func (e *Everything) URL(path string) string {
 	return "http://127.0.0.1:" + strconv.Itoa(e.Port) + path
+}
+
+// Buffer is a bytes.Buffer safe for concurrent writers: servers' stderr
+// and logs land in one from many goroutines.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Eventually polls cond every 10ms for up to 10s and fails the test if it
+// never holds: a bounded wait for something asynchronous, not a timing
+// assertion.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

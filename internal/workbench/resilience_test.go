@@ -15,17 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func (e *env) lines(file string) []string { return fakeserver.ReadLines(e.state, file) }
 
 func has(lines []string, s string) bool {
@@ -72,7 +61,7 @@ func TestProgressReachesOnlyItsCaller(t *testing.T) {
 	wg.Wait()
 	// The server's last notification races its result, and progress is
 	// never sent after a result: the last one may be dropped, no other.
-	eventually(t, "progress notifications", func() bool {
+	fakeserver.Eventually(t, "progress notifications", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got["alpha"]) >= 4 && len(got[float64(7)]) >= 2
@@ -105,10 +94,10 @@ func TestCancellationReachesTheServer(t *testing.T) {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("dev", "a", "sleep", map[string]any{"ms": 30000})})
 		done <- err
 	}()
-	eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
+	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
 	cancel() // the host sends notifications/cancelled
 	<-done
-	eventually(t, "the server to see the cancellation", func() bool { return has(e.lines(fakeserver.CancelsFile), "sleep") })
+	fakeserver.Eventually(t, "the server to see the cancellation", func() bool { return has(e.lines(fakeserver.CancelsFile), "sleep") })
 }
 
 func TestShutdownCancelsCallsInFlight(t *testing.T) {
@@ -127,7 +116,7 @@ func TestShutdownCancelsCallsInFlight(t *testing.T) {
 		}
 		done <- result{res.Content[0].(*mcp.TextContent).Text, res.IsError}
 	}()
-	eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
+	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
 	wb.Close()
 	select {
 	case r := <-done:
@@ -137,7 +126,7 @@ func TestShutdownCancelsCallsInFlight(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("shutdown left the call hanging")
 	}
-	eventually(t, "the server to see the cancellation", func() bool { return has(e.lines(fakeserver.CancelsFile), "sleep") })
+	fakeserver.Eventually(t, "the server to see the cancellation", func() bool { return has(e.lines(fakeserver.CancelsFile), "sleep") })
 }
 
 // TestHangingServerKeepsTheWorkbenchResponsive opens a toolbox whose
@@ -153,7 +142,7 @@ func TestHangingServerKeepsTheWorkbenchResponsive(t *testing.T) {
 		text, _ := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "stuck"})
 		stuckDone <- text
 	}()
-	eventually(t, "the hanging server to start", func() bool { return e.starts() >= 1 })
+	fakeserver.Eventually(t, "the hanging server to start", func() bool { return e.starts() >= 1 })
 	for i := range 10 {
 		if text, isErr := call(t, cs, "use_tool", use("fine", "a", "echo", map[string]any{"i": i})); isErr {
 			t.Fatal(text)
@@ -247,5 +236,5 @@ func TestLoad(t *testing.T) {
 	}
 	closeAll()
 	wb.Close()
-	eventually(t, fmt.Sprintf("goroutines back to %d", baseline), func() bool { return runtime.NumGoroutine() <= baseline })
+	fakeserver.Eventually(t, fmt.Sprintf("goroutines back to %d", baseline), func() bool { return runtime.NumGoroutine() <= baseline })
 }

@@ -24,23 +24,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 
 func TestMain(m *testing.M) { fakeserver.TestMain(m) }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // env is what test configurations expand: ${EXE} is this test binary (the
 // fake server when FAKE_SERVER=1), ${STATE} the fake servers' counter
 // folder, ${TAG} the process tag that finds whatever the test started.
@@ -48,11 +31,11 @@ type env struct {
 	t     *testing.T
 	state string
 	tag   string
-	logs  *lockedBuffer
+	logs  *fakeserver.Buffer
 }
 
 func newEnv(t *testing.T) *env {
-	e := &env{t: t, state: t.TempDir(), tag: fmt.Sprintf("wb-%d", time.Now().UnixNano()), logs: &lockedBuffer{}}
+	e := &env{t: t, state: t.TempDir(), tag: fmt.Sprintf("wb-%d", time.Now().UnixNano()), logs: &fakeserver.Buffer{}}
 	t.Cleanup(func() {
 		if left := fakeserver.WaitUntagged(e.tag, 5*time.Second); len(left) > 0 {
 			t.Errorf("processes left behind: %v", left)
