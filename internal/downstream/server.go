@@ -316,7 +316,7 @@ type conn struct {
 	pages *rawPages  // nil where the transport cannot capture raw tools
 	probe *postProbe // http with an inferred transport only
 
-	ctx    context.Context // ends with the connection; calls derive from it
+	ctx    context.Context // ends with the connection: bounds its start and listings
 	cancel context.CancelFunc
 
 	callsMu sync.Mutex
@@ -557,11 +557,15 @@ func (c *conn) end(reason error, deliberate bool) bool {
 		c.calls = nil
 		c.callsMu.Unlock()
 		close(c.done)
-		if c.cs != nil {
-			_ = c.cs.Close()
-		}
+		// A process is stopped before its session closes: closing stdin
+		// asks it to exit, and the session keeps reading its stdout
+		// meanwhile, so that what it writes on the way out does not meet
+		// a closed pipe (node servers die of EPIPE noisily).
 		if c.proc != nil {
 			c.proc.stop(s.o.stopGrace())
+		}
+		if c.cs != nil {
+			_ = c.cs.Close()
 		}
 		close(c.stopped)
 	})

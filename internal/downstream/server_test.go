@@ -355,6 +355,21 @@ func TestConcurrentConnectsShareOneStart(t *testing.T) {
 	}
 }
 
+// TestStoppingKeepsStdoutOpenUntilExit stops a server that writes once
+// more on its way out: the write must reach an open pipe (closing stdout
+// early kills such servers with EPIPE, noisily).
+func TestStoppingKeepsStdoutOpenUntilExit(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("bye", fakeserver.EnvWriteAtEOF, "1"))
+	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got := h.lines(fakeserver.AtEOFFile); len(got) != 1 || got[0] != "written" {
+		t.Errorf("the server's last write: %q, want it written", got)
+	}
+}
+
 func TestCloseStopsTheProcessTree(t *testing.T) {
 	h := newHarness(t)
 	cfg := h.config("wrapped")

@@ -1,6 +1,7 @@
 package downstream
 
 import (
+	"io"
 	"net/http"
 	"sync/atomic"
 
@@ -44,8 +45,12 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 		c.pages = newRawPages()
 		return &captureTransport{
 			// The reader drops oversized lines itself, so the SDK's own
-			// frame limit would only duplicate it.
-			Transport: &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: -1},
+			// frame limit would only duplicate it. The session may close
+			// the server's stdin, but never its stdout: the SDK closes both
+			// when any write fails, and a server still writing on its way
+			// out would die of a broken pipe. The process closes stdout
+			// itself once the tree is gone.
+			Transport: &mcp.IOTransport{Reader: io.NopCloser(p.stdout), Writer: p.stdin, MaxLineLength: -1},
 			pages:     c.pages,
 		}, nil
 	}

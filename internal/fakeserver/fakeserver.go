@@ -16,11 +16,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,10 +45,12 @@ const (
 	EnvExtraField  = "FAKE_EXTRA_FIELD"  // "1": add fields the SDK does not know to each tool object
 	EnvRefFile     = "FAKE_REF_FILE"     // a schema file that the tool "ref" points its $ref at
 	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
+	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
 )
 
 // Counter files in FAKE_STATE_DIR.
 const (
+	AtEOFFile   = "at-eof"  // FAKE_WRITE_AT_EOF: "written", or the write's error
 	StartsFile  = "starts"  // one line per start
 	CallsFile   = "calls"   // one line per tool call: the tool's name
 	CancelsFile = "cancels" // one line per cancelled call: the tool's name
@@ -149,6 +153,17 @@ func run() error {
 		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1"}
 	}
 	err := f.server.Run(context.Background(), t)
+	if os.Getenv(EnvWriteAtEOF) == "1" {
+		// A broken pipe must come back as an error here, not kill us.
+		signal.Ignore(syscall.SIGPIPE)
+		time.Sleep(20 * time.Millisecond)
+		_, werr := fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"bye"}}`)
+		if werr != nil {
+			f.record(AtEOFFile, werr.Error())
+		} else {
+			f.record(AtEOFFile, "written")
+		}
+	}
 	if err != nil && strings.Contains(err.Error(), "EOF") {
 		return nil
 	}
