@@ -34,8 +34,15 @@ func demo(bin, cfgPath string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	workspace, _ := filepath.Abs(".")
+	// A fresh TMPDIR gives the memory server of the example config an
+	// empty knowledge graph, so every run shows the same exchange.
+	tmp, err := os.MkdirTemp("", "workbench-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
 	cmd := exec.Command(bin, "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "WORKBENCH_WORKSPACE="+workspace)
+	cmd.Env = append(os.Environ(), "WORKBENCH_WORKSPACE="+workspace, "TMPDIR="+tmp)
 	cmd.Stderr = os.Stderr
 
 	step("Starting %s --config %s as a stdio MCP server", bin, cfgPath)
