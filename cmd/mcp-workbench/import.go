@@ -456,7 +456,7 @@ func checkWorkbench(out []byte, boxes []toolboxPlan) ([]string, error) {
 			}
 			if json.Unmarshal(s.entry, &e) == nil {
 				if u, ok := e.URL.(string); ok && strings.Contains(u, "${") {
-					skip[configPath("toolboxes", tb.name, "mcpServers", s.as, "url")] = true
+					skip[config.JoinPath("toolboxes", tb.name, "mcpServers", s.as, "url")] = true
 				}
 			}
 		}
@@ -478,24 +478,6 @@ func checkWorkbench(out []byte, boxes []toolboxPlan) ([]string, error) {
 		lines[i] = "\n  " + p.String()
 	}
 	return nil, fmt.Errorf("%d problems:%s", len(kept), strings.Join(lines, ""))
-}
-
-// configPath builds a JSON path the way the config package writes it in
-// its problems: dotted, with a key that would be ambiguous quoted in
-// brackets, such as toolboxes["my.box"].
-func configPath(keys ...string) string {
-	var p string
-	for _, k := range keys {
-		switch {
-		case k == "" || strings.ContainsAny(k, ".[]\"' \t\n\\"):
-			p += "[" + strconv.Quote(k) + "]"
-		case p == "":
-			p = k
-		default:
-			p += "." + k
-		}
-	}
-	return p
 }
 
 // writeNew writes the configuration to opts.out. Without --force the file

@@ -249,8 +249,8 @@ func TestJoinPath(t *testing.T) {
 		{"toolboxes", "", `toolboxes[""]`},
 	}
 	for _, tt := range tests {
-		if got := joinPath(tt.path, tt.key); got != tt.want {
-			t.Errorf("joinPath(%q, %q) = %q, want %q", tt.path, tt.key, got, tt.want)
+		if got := JoinPath(tt.path, tt.key); got != tt.want {
+			t.Errorf("JoinPath(%q, %q) = %q, want %q", tt.path, tt.key, got, tt.want)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 			if d := props[m]; d != "" {
 				msg += ": " + lowerFirst(d)
 			}
-			*out = append(*out, Problem{Path: joinPath(path, m), Msg: msg})
+			*out = append(*out, Problem{Path: JoinPath(path, m), Msg: msg})
 		}
 		return
 	case *jskind.Type:
@@ -183,7 +183,7 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("unknown %s %q: use %s", what, fmt.Sprint(k.Got), strings.Join(want, ", "))})
 		return
 	case *jskind.PropertyNames:
-		*out = append(*out, Problem{Path: joinPath(path, k.Property), Msg: "a name must not be empty"})
+		*out = append(*out, Problem{Path: JoinPath(path, k.Property), Msg: "a name must not be empty"})
 		return
 	}
 	if len(ve.Causes) == 0 {
@@ -209,7 +209,7 @@ func locate(root *node, loc []string) (string, *node) {
 				n = nil
 			}
 		default:
-			path = joinPath(path, tok)
+			path = JoinPath(path, tok)
 			if n != nil {
 				n = n.get(tok)
 			}

@@ -80,7 +80,7 @@ func decodeValue(dec *json.Decoder, path string, dups *[]Problem) (*node, error)
 					return nil, err
 				}
 				key, _ := kt.(string) // the decoder guarantees a string key here
-				child := joinPath(path, key)
+				child := JoinPath(path, key)
 				v, err := decodeValue(dec, child, dups)
 				if err != nil {
 					return nil, err
@@ -151,17 +151,21 @@ func position(data []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-// joinPath appends an object key to a JSON path in the dotted form used in
+// JoinPath appends object keys to a JSON path in the dotted form used in
 // every message: toolboxes.dev.mcpServers.remote.headers.Authorization. Keys
 // that would be ambiguous in that form are quoted: toolboxes["my.box"].
-func joinPath(path, key string) string {
-	if isPlainKey(key) {
-		if path == "" {
-			return key
+func JoinPath(path string, keys ...string) string {
+	for _, key := range keys {
+		switch {
+		case !isPlainKey(key):
+			path += "[" + strconv.Quote(key) + "]"
+		case path == "":
+			path = key
+		default:
+			path += "." + key
 		}
-		return path + "." + key
 	}
-	return path + "[" + strconv.Quote(key) + "]"
+	return path
 }
 
 func indexPath(path string, i int) string {

@@ -76,13 +76,13 @@ func (v *validator) expand(n *node, p string) *node {
 		out := &node{kind: kObject}
 		seen := map[string]bool{}
 		for i, rawKey := range n.keys {
-			keyPath := joinPath(p, rawKey)
+			keyPath := JoinPath(p, rawKey)
 			key, err := Expand(rawKey, v.lookup)
 			if err != nil {
 				v.problem(keyPath, "in the key: %v", err)
 				key = rawKey
 			}
-			childPath := joinPath(p, key)
+			childPath := JoinPath(p, key)
 			if seen[key] {
 				v.problem(childPath, "duplicate key after expanding variables")
 				continue
@@ -101,7 +101,7 @@ func (v *validator) expand(n *node, p string) *node {
 func (v *validator) warnUnknown(n *node, p string, known map[string]string, what string) {
 	for _, k := range n.keys {
 		if _, ok := known[k]; !ok {
-			v.warn(joinPath(p, k), "unknown %s key, ignored", what)
+			v.warn(JoinPath(p, k), "unknown %s key, ignored", what)
 		}
 	}
 }
@@ -124,7 +124,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		return cfg
 	}
 	for i, name := range tbs.keys {
-		if tb := v.toolbox(name, tbs.vals[i], joinPath("toolboxes", name), def, info); tb != nil {
+		if tb := v.toolbox(name, tbs.vals[i], JoinPath("toolboxes", name), def, info); tb != nil {
 			cfg.Toolboxes = append(cfg.Toolboxes, tb)
 		}
 	}
@@ -142,7 +142,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 		return tb
 	}
 	for i, sname := range servers.keys {
-		if s := v.server(sname, servers.vals[i], joinPath(joinPath(p, "mcpServers"), sname), def, info); s != nil {
+		if s := v.server(sname, servers.vals[i], JoinPath(p, "mcpServers", sname), def, info); s != nil {
 			tb.Servers = append(tb.Servers, s)
 		}
 	}
@@ -174,9 +174,9 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 	if d, e := n.get("disabled"), n.get("enabled"); d != nil && e != nil && d.kind == kBool && e.kind == kBool && d.b == e.b {
 		v.problem(p, "\"disabled\": %v and \"enabled\": %v contradict each other: keep one", d.b, e.b)
 	}
-	v.checkFilters(n.get("toolFilters"), joinPath(p, "toolFilters"))
+	v.checkFilters(n.get("toolFilters"), JoinPath(p, "toolFilters"))
 	for _, k := range []string{"command", "url", "transport", "type"} {
-		if v.hasProblemUnder(joinPath(p, k)) {
+		if v.hasProblemUnder(JoinPath(p, k)) {
 			return s
 		}
 	}
@@ -189,20 +189,20 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 	switch s.Transport {
 	case Stdio:
 		if s.URL != "" {
-			v.warn(joinPath(p, "url"), "ignored: this is a stdio server (it has \"command\")")
+			v.warn(JoinPath(p, "url"), "ignored: this is a stdio server (it has \"command\")")
 		}
 		if n.get("headers") != nil {
-			v.warn(joinPath(p, "headers"), "ignored: this is a stdio server")
+			v.warn(JoinPath(p, "headers"), "ignored: this is a stdio server")
 		}
 	case HTTP, SSE:
 		if s.URL == "" {
-			v.problem(joinPath(p, "url"), "required for a %s server", s.Transport)
+			v.problem(JoinPath(p, "url"), "required for a %s server", s.Transport)
 		} else if err := checkURL(s.URL); err != nil {
-			v.problem(joinPath(p, "url"), "%v", err)
+			v.problem(JoinPath(p, "url"), "%v", err)
 		}
 		for _, k := range []string{"command", "args", "env", "cwd"} {
 			if n.get(k) != nil {
-				v.warn(joinPath(p, k), "ignored: this is a %s server (it has \"url\")", s.Transport)
+				v.warn(JoinPath(p, k), "ignored: this is a %s server (it has \"url\")", s.Transport)
 			}
 		}
 	}
@@ -227,7 +227,7 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 			got = SSE
 		}
 		if t != "" && got != t {
-			v.problem(joinPath(p, key), "says %q but %q says %q: give one", raw, from, t)
+			v.problem(JoinPath(p, key), "says %q but %q says %q: give one", raw, from, t)
 			return ""
 		}
 		t, from = got, key
@@ -354,7 +354,7 @@ func sortProblems(root *node, ps []Problem) {
 		order[p] = len(order)
 		for i, c := range n.vals {
 			if n.kind == kObject {
-				walk(c, joinPath(p, n.keys[i]))
+				walk(c, JoinPath(p, n.keys[i]))
 			} else {
 				walk(c, indexPath(p, i))
 			}
