@@ -33,20 +33,11 @@ func anyVarSet(name string) (string, bool) {
 	return "x", true
 }
 
-// runImportCmd calls importCommand and returns its exit status (0 for nil).
+// runImportCmd runs `mcp-workbench import ARGS…` and returns its exit
+// status (0 for success) and output.
 func runImportCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	err := importCommand(args, &out, &errOut)
-	var ee *exitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-	default:
-		t.Fatalf("importCommand(%q) = %v, want nil or *exitError", args, err)
-	}
-	return code, out.String(), errOut.String()
+	return runCmd(t, "", append([]string{"import"}, args...)...)
 }
 
 // rawAt returns the raw JSON value at path (object keys) in data.
