@@ -168,6 +168,7 @@ func (e *Everything) Restart() {
 	e.t.Helper()
 	cmd := exec.Command(e.bin, e.mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(e.Port))
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
