@@ -143,7 +143,7 @@ func TestLoadErrors(t *testing.T) {
 			"requestTimeoutMs":                                      "must be at least 1 (milliseconds), got 0",
 			"toolboxes.dev.description":                             "must not be empty",
 			"toolboxes.dev.mcpServers.fs.args[1]":                   "must be a string, not a number",
-			"toolboxes.dev.mcpServers.fs.env.PORT":                  `must be a string, not a number (write "8080")`,
+			"toolboxes.dev.mcpServers.fs.env.PORT":                  "must be a string, not a number (put it in quotes)",
 			"toolboxes.dev.mcpServers.fs.connectionTimeoutMs":       "must be at least 1 (milliseconds), got -5",
 			"toolboxes.dev.mcpServers.none":                         `needs "command"`,
 			"toolboxes.dev.mcpServers.both":                         `both "command" and "url"`,
@@ -156,6 +156,7 @@ func TestLoadErrors(t *testing.T) {
 			"toolboxes.dev.mcpServers.retries.maxRetries":           "must be a whole number, not 1.5",
 			"toolboxes.dev.mcpServers.retries.requestTimeoutMs":     `not the string "100" (write it without quotes)`,
 			"toolboxes.dev.mcpServers.secret.headers.Authorization": "environment variable WB_TEST_UNSET_TOKEN is not set",
+			"toolboxes.dev.mcpServers.secret.headers.X-Api-Key":     "must be a string, not a number (put it in quotes)",
 			"toolboxes.dev.mcpServers.mismatch.type":                `says "sse" but "transport" says "http"`,
 			"toolboxes.empty.mcpServers":                            "at least one server",
 			"toolboxes.noservers.mcpServers":                        "required",
@@ -197,6 +198,9 @@ func TestLoadErrors(t *testing.T) {
 				if !strings.Contains(msg, frag) {
 					t.Errorf("%s: message %q does not contain %q", path, msg, frag)
 				}
+			}
+			if strings.Contains(err.Error(), "982451653") {
+				t.Errorf("a header's value appears in the error:\n%v", err)
 			}
 			if len(ce.Problems) != len(tt.want) {
 				t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(tt.want), err)

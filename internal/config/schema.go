@@ -142,6 +142,9 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		}
 		return
 	case *jskind.Type:
+		if isSecret(ve.InstanceLocation) {
+			n = nil // say what is wrong, never the value
+		}
 		*out = append(*out, Problem{Path: path, Msg: typeMessage(k, n)})
 		return
 	case *jskind.MinLength:
@@ -232,6 +235,14 @@ func propsAt(loc []string, info *schemaInfo) map[string]string {
 	return nil
 }
 
+// isSecret reports whether loc is a value of a server's env or headers:
+// secrets that no message may repeat.
+func isSecret(loc []string) bool {
+	return len(loc) == 6 && loc[2] == "mcpServers" && (loc[4] == "env" || loc[4] == "headers")
+}
+
+// typeMessage explains a value of the wrong type; n, when given, lets it
+// suggest the fix with the value itself.
 func typeMessage(k *jskind.Type, n *node) string {
 	want := strings.Join(k.Want, " or ")
 	switch {
@@ -243,6 +254,8 @@ func typeMessage(k *jskind.Type, n *node) string {
 	msg := fmt.Sprintf("must be %s %s, not %s %s", article(want), want, article(k.Got), k.Got)
 	if k.Want[0] == "string" && n != nil {
 		msg += quoteHint(n)
+	} else if k.Want[0] == "string" && (k.Got == "number" || k.Got == "boolean") {
+		msg += " (put it in quotes)"
 	}
 	return msg
 }
