@@ -71,6 +71,11 @@ func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 // readOnlyHint or idempotentHint, the server is started again and the call
 // retried once; other tools are never retried, since they may have run.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+	res, err := s.call(ctx, tool, args, onProgress)
+	return res, s.redact(err)
+}
+
+func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -91,7 +96,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, on
 		return res, err
 	}
 	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
-		"tool", tool, "reason", lost.reason)
+		"tool", tool, "reason", s.redact(lost.reason))
 	c2, err2 := s.connect(ctx)
 	if err2 != nil {
 		return nil, fmt.Errorf("%v; starting it again to retry the call failed: %v", err, err2)

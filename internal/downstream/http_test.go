@@ -226,3 +226,22 @@ func TestURLAloneFallsBackToSSE(t *testing.T) {
 		t.Errorf("explicit http against an SSE server: %v", err)
 	}
 }
+
+// TestURLQueryIsNeverShown connects to a url whose query carries a key, as
+// many hosted servers take one: no message or log may repeat it.
+func TestURLQueryIsNeverShown(t *testing.T) {
+	h := newHarness(t)
+	cfg := remote("hosted", config.HTTP, "http://127.0.0.1:"+strconv.Itoa(fakeserver.FreePort(t))+"/mcp?api_key=sk-live-0123456789")
+	_, err := h.server(cfg).Connect(ctxT(t))
+	if err == nil {
+		t.Fatal("connected to a closed port")
+	}
+	for what, text := range map[string]string{"error": err.Error(), "logs": h.logs.String()} {
+		if strings.Contains(text, "sk-live-0123456789") {
+			t.Errorf("the key appears in the %s: %s", what, text)
+		}
+	}
+	if !strings.Contains(err.Error(), "127.0.0.1") {
+		t.Errorf("the error no longer says where: %v", err)
+	}
+}

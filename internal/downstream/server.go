@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +96,7 @@ type Server struct {
 	o       *Options
 	log     *slog.Logger
 	prefix  string // "[toolbox/server]" for its stderr lines
+	query   string // the query of the server's url, hidden in messages
 
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
@@ -113,7 +116,12 @@ type Server struct {
 // first [Server.Connect] or [Server.Call].
 func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
+	var query string
+	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
+		query = u.RawQuery
+	}
 	return &Server{
+		query:   query,
 		Toolbox: toolbox,
 		Name:    cfg.Name,
 		cfg:     cfg,
@@ -264,6 +272,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			s.speaksSSE.Store(true)
 			c, err = s.dialOnce()
 		}
+		err = s.redact(err)
 		if err == nil {
 			if attempt > 1 {
 				s.log.Info("connected", "attempts", attempt, "tools", len(c.tools.Load().Tools))
@@ -289,6 +298,23 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		}
 	}
 }
+
+// redact hides the query of the server's url in err's text: remote servers
+// often take an API key there, and Go's HTTP errors quote the whole url.
+func (s *Server) redact(err error) error {
+	if err == nil || s.query == "" || !strings.Contains(err.Error(), s.query) {
+		return err
+	}
+	return &redactedError{err: err, msg: strings.ReplaceAll(err.Error(), s.query, "…")}
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // Close stops the server and everything it started, and waits until that
 // is done. Calls in flight end with an error. Close is idempotent.
@@ -478,7 +504,7 @@ func (c *conn) toolsChanged() {
 	defer cancel()
 	if err := c.listTools(ctx); err != nil {
 		if c.ctx.Err() == nil {
-			s.log.Warn("tool list changed, but listing it again failed; keeping the old list", "error", err)
+			s.log.Warn("tool list changed, but listing it again failed; keeping the old list", "error", s.redact(err))
 		}
 		return
 	}
