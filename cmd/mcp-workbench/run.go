@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -188,6 +189,10 @@ func validate(cfg *config.Config, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\n%s — %s\n", tb.Name, tb.Description)
 		for _, s := range tb.Servers {
 			target := s.URL
+			if u, err := url.Parse(s.URL); err == nil && u.RawQuery != "" {
+				u.RawQuery = "…" // where hosted servers take their keys
+				target = u.String()
+			}
 			if s.Transport == config.Stdio {
 				target = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
 			}
