@@ -161,11 +161,11 @@ func hostServers(src string, data []byte) ([]hostServer, error) {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			if se.Offset >= int64(len(data)) || strings.Contains(se.Error(), "unexpected end") {
-				line, col := lineCol(data, int64(len(data)))
+				line, col := config.LineCol(data, int64(len(data)))
 				return nil, fmt.Errorf("%s:%d:%d: invalid JSON: unexpected end of file (a bracket or quote is not closed)", src, line, col)
 			}
 			// Offset counts the offending byte itself.
-			line, col := lineCol(data, se.Offset-1)
+			line, col := config.LineCol(data, se.Offset-1)
 			return nil, fmt.Errorf("%s:%d:%d: invalid JSON: %v", src, line, col, err)
 		}
 		return nil, fmt.Errorf("%s: invalid JSON: %v", src, err)
@@ -285,16 +285,6 @@ func jsonKind(raw []byte) string {
 		return "null"
 	}
 	return "number"
-}
-
-// lineCol turns the index of a byte into its line and column, both from 1,
-// as editors count them.
-func lineCol(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }
 
 // importedServer is a host server with the name it gets in the workbench.

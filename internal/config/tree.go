@@ -142,13 +142,18 @@ func syntaxError(data []byte, dec *json.Decoder, err error) error {
 
 // position renders a byte offset as "line L, column C" (both from 1).
 func position(data []byte, off int64) string {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
+	line, col := LineCol(data, off)
 	return fmt.Sprintf("line %d, column %d", line, col)
+}
+
+// LineCol turns the offset of a byte into its line and column, both from
+// 1, as editors count them.
+func LineCol(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - bytes.LastIndexByte(before, '\n')
+	return line, col
 }
 
 // JoinPath appends object keys to a JSON path in the dotted form used in

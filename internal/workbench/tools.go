@@ -16,7 +16,7 @@ import (
 // openToolboxTool describes open_toolbox. The toolbox names appear in its
 // schema and description too, because some hosts drop the instructions.
 func (w *Workbench) openToolboxTool() *mcp.Tool {
-	names := w.toolboxNames()
+	names := w.cfg.ToolboxNames()
 	nameSchema := map[string]any{"type": "string", "description": "Name of the toolbox to open"}
 	list := "none configured"
 	if len(names) > 0 {
@@ -80,7 +80,7 @@ func errorResult(format string, args ...any) *mcp.CallToolResult {
 
 // toolboxNotFound is the refusal for an unknown toolbox name.
 func (w *Workbench) toolboxNotFound(name string) string {
-	names := w.toolboxNames()
+	names := w.cfg.ToolboxNames()
 	if len(names) == 0 {
 		return fmt.Sprintf("Toolbox '%s' not found. No toolboxes are configured.", name)
 	}
@@ -96,7 +96,7 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 		return errorResult(`open_toolbox takes {"toolbox_name": "<name>"}: %v`, err), nil
 	}
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
-		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.toolboxNames(), ", ")), nil
+		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.cfg.ToolboxNames(), ", ")), nil
 	}
 	return w.Open(ctx, *in.ToolboxName, in.Refresh), nil
 }

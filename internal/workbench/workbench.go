@@ -177,7 +177,3 @@ func (w *Workbench) Servers(toolbox string) []*downstream.Server {
 	return nil
 }
 
-// toolboxNames lists the toolbox names in file order.
-func (w *Workbench) toolboxNames() []string {
-	return w.cfg.ToolboxNames()
-}
