@@ -176,4 +176,3 @@ func (w *Workbench) Servers(toolbox string) []*downstream.Server {
 	}
 	return nil
 }
-
