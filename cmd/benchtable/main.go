@@ -102,6 +102,13 @@ func write(w io.Writer, r results) {
 			row("Call latency, "+q.label, fmt.Sprintf("%.0f µs", d), fmt.Sprintf("%.0f µs", x), fmt.Sprintf("%+.0f µs%s", x-d, relay))
 		}
 	}
+	if d, ok1 := r.get("CallLarge/direct", "p50-µs"); ok1 {
+		if x, ok2 := r.get("CallLarge/workbench", "p50-µs"); ok2 {
+			dc, _ := r.get("CallLarge/direct", "server-cpu-µs/call")
+			xc, _ := r.get("CallLarge/workbench", "server-cpu-µs/call")
+			row("Call latency, median, 64 KiB each way", fmt.Sprintf("%.1f ms (server CPU %.1f ms)", d/1e3, dc/1e3), fmt.Sprintf("%.1f ms (workbench CPU %.1f ms)", x/1e3, xc/1e3), fmt.Sprintf("%+.1f ms", (x-d)/1e3))
+		}
+	}
 	for _, n := range []string{"1", "16", "64"} {
 		d, ok1 := r.get("Throughput/inflight="+n+"/direct", "calls/s")
 		x, ok2 := r.get("Throughput/inflight="+n+"/workbench", "calls/s")

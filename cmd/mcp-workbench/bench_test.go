@@ -106,8 +106,8 @@ func (c *caller) call() error {
 	return nil
 }
 
-func newCaller(b *testing.B, mode string) *caller {
-	payload := map[string]any{"text": strings.Repeat("x", 64)}
+func newCaller(b *testing.B, mode string, size int) *caller {
+	payload := map[string]any{"text": strings.Repeat("x", size)}
 	switch mode {
 	case "direct":
 		return &caller{cs: benchClient(b, fakeCmd("s")), payload: payload}
@@ -129,32 +129,42 @@ func newCaller(b *testing.B, mode string) *caller {
 // reports the median and 99th percentile besides the mean.
 func BenchmarkCall(b *testing.B) {
 	for _, mode := range []string{"direct", "relay", "workbench"} {
-		b.Run(mode, func(b *testing.B) {
-			c := newCaller(b, mode)
-			for range 20 { // warm up both processes
-				if err := c.call(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			lat := make([]time.Duration, 0, b.N)
-			cpu0 := procCPU(c.cs)
-			b.ResetTimer()
-			for b.Loop() {
-				start := time.Now()
-				if err := c.call(); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(start))
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
-			if cpu := procCPU(c.cs) - cpu0; cpu > 0 {
-				// CPU time of the process the host talks to, per call.
-				b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "server-cpu-µs/call")
-			}
-		})
+		b.Run(mode, func(b *testing.B) { benchCalls(b, newCaller(b, mode, 64)) })
+	}
+}
+
+// BenchmarkCallLarge is BenchmarkCall with 64 KiB of text each way, the
+// size of a file a model reads: what a call costs where there is more to
+// decode than the envelope.
+func BenchmarkCallLarge(b *testing.B) {
+	for _, mode := range []string{"direct", "workbench"} {
+		b.Run(mode, func(b *testing.B) { benchCalls(b, newCaller(b, mode, 64<<10)) })
+	}
+}
+
+func benchCalls(b *testing.B, c *caller) {
+	for range 20 { // warm up both processes
+		if err := c.call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	cpu0 := procCPU(c.cs)
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		if err := c.call(); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+	if cpu := procCPU(c.cs) - cpu0; cpu > 0 {
+		// CPU time of the process the host talks to, per call.
+		b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "server-cpu-µs/call")
 	}
 }
 
@@ -164,7 +174,7 @@ func BenchmarkThroughput(b *testing.B) {
 	for _, n := range []int{1, 16, 64} {
 		for _, mode := range []string{"direct", "workbench"} {
 			b.Run(fmt.Sprintf("inflight=%d/%s", n, mode), func(b *testing.B) {
-				c := newCaller(b, mode)
+				c := newCaller(b, mode, 64)
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				var rssEarly float64

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -141,19 +143,23 @@ func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, lo
 	}
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
 	defer wb.Close()
-	res := wb.Use(ctx, pos[0], pos[1], pos[2], args, nil)
+	raw := wb.Use(ctx, pos[0], pos[1], pos[2], args, nil)
+	var res result
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("the server's result is not a JSON object: %v", err)
+	}
 	if asJSON {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
+		var b bytes.Buffer
+		if err := json.Indent(&b, raw, "", "  "); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, string(b))
+		fmt.Fprintln(stdout, b.String())
 	} else {
 		out := stdout
 		if res.IsError {
 			out = logOut
 		}
-		printResult(out, res)
+		printResult(out, &res)
 	}
 	if res.IsError {
 		return &exitError{code: 1}
@@ -161,30 +167,51 @@ func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, lo
 	return nil
 }
 
+// result is a tools/call result as the command line shows it. It is
+// decoded leniently, so that content of a type this build does not know
+// is still shown, by its type.
+type result struct {
+	Content []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		MIMEType string `json:"mimeType"`
+		Data     string `json:"data"` // base64
+		URI      string `json:"uri"`
+		Resource *struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"resource"`
+	} `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
 // printResult writes a result for a person: text as it is, other content
 // described, structured content as JSON when there is nothing else.
-func printResult(w io.Writer, res *mcp.CallToolResult) {
+func printResult(w io.Writer, res *result) {
 	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
+		switch c.Type {
+		case "text":
 			fmt.Fprintln(w, c.Text)
-		case *mcp.ImageContent:
-			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
-		case *mcp.AudioContent:
-			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
-		case *mcp.ResourceLink:
+		case "image", "audio":
+			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data)))
+		case "resource_link":
 			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
-		case *mcp.EmbeddedResource:
+		case "resource":
 			if c.Resource != nil && c.Resource.Text != "" {
 				fmt.Fprintln(w, c.Resource.Text)
 			} else if c.Resource != nil {
 				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
 			}
+		default:
+			fmt.Fprintf(w, "[%s content]\n", c.Type)
 		}
 	}
-	if len(res.Content) == 0 && res.StructuredContent != nil {
-		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-		fmt.Fprintln(w, string(b))
+	if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
+		var b bytes.Buffer
+		if json.Indent(&b, res.StructuredContent, "", "  ") == nil {
+			fmt.Fprintln(w, b.String())
+		}
 	}
 }
 

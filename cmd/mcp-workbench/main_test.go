@@ -468,7 +468,9 @@ func TestCheck(t *testing.T) {
 
 func TestCall(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
-		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"a": fakeServerEntry("a")}},
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{
+			"a": fakeServerEntry("a"), "x": fakeServerEntry("x", fakeserver.EnvExtraField, "1"),
+		}},
 	}})
 	code, out, _ := runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", `{"a": 2, "b": 40}`)
 	if code != 0 || out != "42\n" {
@@ -481,6 +483,15 @@ func TestCall(t *testing.T) {
 	code, out, _ = runCmd(t, "", "call", "--json", "--config", cfg, "dev", "a", "rich")
 	if code != 0 || !strings.Contains(out, `"mimeType": "image/png"`) || !strings.Contains(out, `"structuredContent"`) {
 		t.Errorf("call --json rich: exit %d\n%s", code, out)
+	}
+	// Content of a type no SDK knows is shown by its type, and kept whole by --json.
+	code, out, _ = runCmd(t, "", "call", "--config", cfg, "dev", "x", "add", `{"a": 1, "b": 1}`)
+	if code != 0 || out != "2\n[x-chart content]\n" {
+		t.Errorf("call of a result with an unknown content type: exit %d, %q", code, out)
+	}
+	code, out, _ = runCmd(t, "", "call", "--json", "--config", cfg, "dev", "x", "add", `{"a": 1, "b": 1}`)
+	if code != 0 || !strings.Contains(out, `"bars": [`) || !strings.Contains(out, `"x-cost": {`) {
+		t.Errorf("call --json of a result with an unknown content type: exit %d\n%s", code, out)
 	}
 	code, out, errOut := runCmd(t, "", "call", "--config", cfg, "dev", "a", "fail")
 	if code != 1 || out != "" || !strings.Contains(errOut, "fail: something went wrong downstream") {

@@ -158,8 +158,7 @@ func usageError(stderr io.Writer, msg string) error {
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
 	defer wb.Close()
-	server := wb.MCPServer()
-	ss, err := server.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}, nil)
+	ss, err := wb.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,8 @@ type inflight struct {
 // server's progress keeps a long call from timing out.
 var tokenSeq atomic.Uint64
 
+const tokenTag = "wb-"
+
 func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 	tok, ok := p.ProgressToken.(string)
 	if !ok {
@@ -62,20 +64,21 @@ func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 }
 
 // Call calls tool with args (a JSON object) on the server, starting it if
-// needed. Refusals come back as *RefusedError, with nothing sent
-// downstream. A downstream tool error is a result with IsError, not an
-// error. Other errors mean the call failed on its way: the server could
-// not start, the connection broke, no answer came in time.
+// needed, and returns the server's result object as the server sent it.
+// Refusals come back as *RefusedError, with nothing sent downstream. A
+// downstream tool error is a result with isError, not an error. Other
+// errors mean the call failed on its way: the server could not start, the
+// connection broke, no answer came in time.
 //
 // When the connection breaks before any answer and the tool is annotated
 // readOnlyHint or idempotentHint, the server is started again and the call
 // retried once; other tools are never retried, since they may have run.
-func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
 	res, err := s.call(ctx, tool, args, onProgress)
 	return res, s.redact(err)
 }
 
-func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -151,7 +154,7 @@ func listNames(names []string, max int) string {
 
 // call sends one tools/call, bounded by requestTimeoutMs, which each
 // progress notification of the call restarts.
-func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc) (*mcp.CallToolResult, error) {
+func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
 	s := c.s
 	timeout := s.cfg.RequestTimeout
 	callCtx, cancel := context.WithCancelCause(ctx)
@@ -161,7 +164,7 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 
 	// The call is registered under its progress token: progress finds it
 	// there, and so does end(), which cancels it before closing the session.
-	token := "wb-" + strconv.FormatUint(tokenSeq.Add(1), 36)
+	token := tokenTag + strconv.FormatUint(tokenSeq.Add(1), 36)
 	c.callsMu.Lock()
 	if c.calls == nil { // the connection has ended
 		c.callsMu.Unlock()
@@ -178,8 +181,15 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	params.SetProgressToken(token)
 	res, err := c.cs.CallTool(callCtx, params)
+	if c.cap != nil {
+		if raw, ok := c.cap.takeResult(token); ok && err == nil {
+			return raw, nil
+		}
+	}
 	if err == nil {
-		return res, nil
+		// Only the streamable HTTP transport cannot be captured: its
+		// results are re-encoded from the SDK's structs.
+		return json.Marshal(res)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // the caller gave up; the SDK told the server

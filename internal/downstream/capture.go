@@ -1,6 +1,7 @@
 package downstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sync"
@@ -9,17 +10,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// captureTransport wraps a transport so that the raw bytes of tools/list
-// results are kept as the server sent them. The SDK decodes tools into
-// structs, which drops fields it does not know and adds defaults on
-// re-encoding; open_toolbox promises each tool object unchanged.
+// captureTransport wraps a transport so that what the workbench passes on
+// keeps the bytes the server sent: the tools of tools/list results and
+// whole tools/call results. The SDK decodes both into structs, which drops
+// fields it does not know, adds defaults on re-encoding and fails a call
+// whose result holds a content type it does not know; open_toolbox and
+// use_tool promise them unchanged.
 //
 // It cannot wrap the streamable HTTP client transport, whose connection
-// needs SDK-internal callbacks that a wrapper would hide; those tools are
-// re-encoded from the SDK's structs instead.
+// needs SDK-internal callbacks that a wrapper would hide; there tools and
+// results are re-encoded from the SDK's structs instead.
 type captureTransport struct {
 	mcp.Transport
-	pages *rawPages
+	cap *capture
 }
 
 func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -27,61 +30,136 @@ func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &captureConn{Connection: c, pages: t.pages}, nil
+	return &captureConn{Connection: c, cap: t.cap}, nil
 }
 
 type captureConn struct {
 	mcp.Connection
-	pages *rawPages
+	cap *capture
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
-		c.pages.watch(req.ID)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+		switch req.Method {
+		case "tools/list":
+			c.cap.watchList(req.ID)
+		case "tools/call":
+			if tok, ok := callToken(req.Params); ok {
+				c.cap.watchCall(req.ID, tok)
+			}
+		}
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error == nil {
-		c.pages.deliver(resp.ID, resp.Result)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		if c.cap.deliver(resp.ID, resp.Result, resp.Error == nil) {
+			// The SDK only needs to see that the call succeeded: the
+			// result itself goes to the caller as the server sent it.
+			resp.Result = heldResult
+		}
 	}
 	return msg, err
 }
 
-// rawPages collects the raw results of the tools/list requests sent while
-// a listing is under way. Listings of one session never overlap (the
-// server's list mutex), so pages arrive in order.
-type rawPages struct {
-	mu      sync.Mutex
-	watched map[jsonrpc.ID]bool
-	pages   []json.RawMessage
+// heldResult is what the SDK decodes in place of a captured call result.
+var heldResult = json.RawMessage(`{"content":[]}`)
+
+// tokenPrefix starts the params of every tools/call the workbench sends:
+// the SDK writes _meta first, and the workbench's _meta holds only its own
+// progress token (see conn.call).
+var tokenPrefix = []byte(`{"_meta":{"progressToken":"` + tokenTag)
+
+// callToken finds the workbench's progress token in a tools/call's params.
+func callToken(params json.RawMessage) (string, bool) {
+	if !bytes.HasPrefix(params, tokenPrefix) {
+		return "", false
+	}
+	rest := params[len(tokenPrefix)-len(tokenTag):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
 }
 
-func newRawPages() *rawPages { return &rawPages{watched: map[jsonrpc.ID]bool{}} }
+// capture holds the raw results of the requests it watches, from the
+// moment the server's answer is read until the caller takes them.
+type capture struct {
+	mu      sync.Mutex
+	lists   map[jsonrpc.ID]bool // tools/list requests under way
+	pages   []json.RawMessage   // their results, in order
+	calls   map[jsonrpc.ID]string
+	results map[string]json.RawMessage // by progress token
+}
 
-func (r *rawPages) watch(id jsonrpc.ID) {
+func newCapture() *capture {
+	return &capture{lists: map[jsonrpc.ID]bool{}, calls: map[jsonrpc.ID]string{}, results: map[string]json.RawMessage{}}
+}
+
+func (r *capture) watchList(id jsonrpc.ID) {
 	r.mu.Lock()
-	r.watched[id] = true
+	r.lists[id] = true
 	r.mu.Unlock()
 }
 
-func (r *rawPages) deliver(id jsonrpc.ID, result json.RawMessage) {
+func (r *capture) watchCall(id jsonrpc.ID, token string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.watched[id] {
-		delete(r.watched, id)
-		r.pages = append(r.pages, result)
-	}
+	r.calls[id] = token
+	r.mu.Unlock()
 }
 
-// take returns the pages collected so far and starts afresh.
-func (r *rawPages) take() []json.RawMessage {
+// deliver keeps result if id is a watched request that succeeded, and
+// reports whether it was a tools/call whose result it kept.
+func (r *capture) deliver(id jsonrpc.ID, result json.RawMessage, ok bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lists[id] {
+		delete(r.lists, id)
+		if ok {
+			r.pages = append(r.pages, result)
+		}
+		return false
+	}
+	tok, watched := r.calls[id]
+	if !watched {
+		return false
+	}
+	delete(r.calls, id)
+	if ok {
+		r.results[tok] = result
+	}
+	return ok
+}
+
+// takePages returns the tools/list pages collected so far and starts afresh.
+// Listings of one session never overlap (conn.listMu), so pages come in order.
+func (r *capture) takePages() []json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pages
 	r.pages = nil
-	clear(r.watched)
+	clear(r.lists)
 	return p
+}
+
+// takeResult returns the result of the call with token, if it came, and
+// forgets the call either way.
+func (r *capture) takeResult(token string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.results[token]
+	if ok {
+		delete(r.results, token)
+		return res, true
+	}
+	for id, tok := range r.calls { // no answer came: the call failed or was cancelled
+		if tok == token {
+			delete(r.calls, id)
+			break
+		}
+	}
+	return nil, false
 }

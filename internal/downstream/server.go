@@ -339,7 +339,7 @@ type conn struct {
 	s     *Server
 	cs    *mcp.ClientSession
 	proc  *process   // stdio only
-	pages *rawPages  // nil where the transport cannot capture raw tools
+	cap   *capture   // nil where the transport cannot capture raw results
 	probe *postProbe // http with an inferred transport only
 
 	ctx    context.Context // ends with the connection: bounds its start and listings
@@ -450,8 +450,8 @@ func (c *conn) listTools(ctx context.Context) error {
 		c.tools.Store(&ToolSet{byName: map[string]*Tool{}, filtered: map[string]bool{}})
 		return nil // a server without tools is odd, not broken
 	}
-	if c.pages != nil {
-		c.pages.take()
+	if c.cap != nil {
+		c.cap.takePages()
 	}
 	const maxPages = 1000
 	var typed []*mcp.Tool
@@ -471,8 +471,8 @@ func (c *conn) listTools(ctx context.Context) error {
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	var raw []json.RawMessage
-	if c.pages != nil {
-		for _, p := range c.pages.take() {
+	if c.cap != nil {
+		for _, p := range c.cap.takePages() {
 			var page struct {
 				Tools []json.RawMessage `json:"tools"`
 			}

@@ -67,9 +67,20 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-func resultText(t *testing.T, res *mcp.CallToolResult) string {
+// decodeResult decodes a raw call result as a host's SDK would.
+func decodeResult(t *testing.T, raw json.RawMessage) *mcp.CallToolResult {
 	t.Helper()
-	if res == nil || len(res.Content) == 0 {
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("decoding result %s: %v", raw, err)
+	}
+	return &res
+}
+
+func resultText(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	res := decodeResult(t, raw)
+	if len(res.Content) == 0 {
 		t.Fatalf("empty result %+v", res)
 	}
 	tc, ok := res.Content[0].(*mcp.TextContent)
@@ -178,7 +189,7 @@ func TestCallPassesResultsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := json.Marshal(res)
+	b := res
 	for _, want := range []string{
 		`"_meta":{"fake/trace":"abc"}`, `"type":"image"`, `"mimeType":"image/png"`, `"type":"audio"`,
 		`"type":"resource_link"`, `"type":"resource"`, `"text":"embedded"`, `"structuredContent":{"list":["a","b"],"n":1.5}`,
@@ -193,7 +204,7 @@ func TestCallPassesResultsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || resultText(t, res) != "fail: something went wrong downstream" {
+	if !decodeResult(t, res).IsError || resultText(t, res) != "fail: something went wrong downstream" {
 		t.Errorf("a downstream tool error must stay a tool error with its text, got %+v", res)
 	}
 
@@ -381,7 +392,7 @@ func TestCloseStopsTheProcessTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := s.Call(ctxT(t), "spawn", nil, nil) // and a grandchild of the server's own
-	if err != nil || res.IsError {
+	if err != nil || decodeResult(t, res).IsError {
 		t.Fatal(err, res)
 	}
 	pids, ok := fakeserver.Tagged(h.tag)

@@ -31,10 +31,10 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 		}
 		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil
 	case config.SSE:
-		c.pages = newRawPages()
+		c.cap = newCapture()
 		return &captureTransport{
 			Transport: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers)},
-			pages:     c.pages,
+			cap:       c.cap,
 		}, nil
 	default:
 		p, err := startProcess(s.cfg, s.prefix, s.o)
@@ -42,7 +42,7 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 			return nil, err
 		}
 		c.proc = p
-		c.pages = newRawPages()
+		c.cap = newCapture()
 		return &captureTransport{
 			// The reader drops oversized lines itself, so the SDK's own
 			// frame limit would only duplicate it. The session may close
@@ -51,7 +51,7 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 			// out would die of a broken pipe. The process closes stdout
 			// itself once the tree is gone.
 			Transport: &mcp.IOTransport{Reader: io.NopCloser(p.stdout), Writer: p.stdin, MaxLineLength: -1},
-			pages:     c.pages,
+			cap:       c.cap,
 		}, nil
 	}
 }

@@ -42,7 +42,7 @@ const (
 	EnvTools       = "FAKE_TOOLS"         // add this many generated tools, tool_000…
 	EnvPageSize    = "FAKE_PAGE_SIZE"     // tools/list page size
 	EnvStartDelay  = "FAKE_START_DELAY_MS"
-	EnvExtraField  = "FAKE_EXTRA_FIELD"  // "1": add fields the SDK does not know to each tool object
+	EnvExtraField  = "FAKE_EXTRA_FIELD"  // "1": add what the SDK does not know to tool objects and call results
 	EnvRefFile     = "FAKE_REF_FILE"     // a schema file that the tool "ref" points its $ref at
 	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
@@ -420,8 +420,9 @@ func (f *fake) addTools() {
 }
 
 // mangler wraps the server's transport to print junk on stdout before
-// every message, and to add fields the SDK does not know to each tool of a
-// tools/list result.
+// every message, and to add what the SDK does not know to each tool of a
+// tools/list result and to each tools/call result: fields, and a content
+// block of a type of its own.
 type mangler struct {
 	mcp.Transport
 	junk, extra bool
@@ -458,6 +459,15 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 					t["execution"] = json.RawMessage(`{"taskSupport":"optional"}`)
 				}
 				page["tools"], _ = json.Marshal(tools)
+				resp.Result, _ = json.Marshal(page)
+			}
+		}
+		if json.Unmarshal(resp.Result, &page) == nil && page["content"] != nil {
+			var content []json.RawMessage
+			if json.Unmarshal(page["content"], &content) == nil {
+				content = append(content, json.RawMessage(`{"type":"x-chart","spec":{"bars":[3,1,2]}}`))
+				page["content"], _ = json.Marshal(content)
+				page["x-cost"] = json.RawMessage(`{"ms":3}`)
 				resp.Result, _ = json.Marshal(page)
 			}
 		}

@@ -237,17 +237,18 @@ func (w *Workbench) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*m
 			})
 		}
 	}
-	return w.Use(ctx, ref.Toolbox, ref.Server, ref.Tool, args, progress), nil
+	return w.held.hold(w.Use(ctx, ref.Toolbox, ref.Server, ref.Tool, args, progress)), nil
 }
 
 // Use is use_tool: it calls tool of server in toolbox with args (a JSON
 // object), opening the toolbox first if it never was, and returns the
-// server's result or a tool error that names toolbox, server and tool.
-// progress, if set, receives the call's progress notifications.
-func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) *mcp.CallToolResult {
+// server's result object as the server sent it, or a tool error that names
+// toolbox, server and tool. progress, if set, receives the call's progress
+// notifications.
+func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) json.RawMessage {
 	ref := toolRef{Toolbox: toolbox, Server: server, Tool: tool}
-	refuse := func(format string, a ...any) *mcp.CallToolResult {
-		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, fmt.Sprintf(format, a...))
+	refuse := func(format string, a ...any) json.RawMessage {
+		return mustJSON(errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, fmt.Sprintf(format, a...)))
 	}
 	tb := w.byName[ref.Toolbox]
 	if tb == nil {
@@ -269,7 +270,7 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 	tb.mu.Unlock()
 	if !opened {
 		if _, err := w.open(ctx, tb, false); err != nil {
-			return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err)
+			return mustJSON(errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err))
 		}
 	}
 	res, err := s.Call(ctx, ref.Tool, args, progress)
@@ -278,7 +279,7 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 		if errors.As(err, &refused) {
 			return refuse("%s", refused.Reason)
 		}
-		return errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err)
+		return mustJSON(errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err))
 	}
 	return res
 }

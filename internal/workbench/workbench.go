@@ -4,6 +4,7 @@
 package workbench
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"strconv"
@@ -39,6 +40,7 @@ type Workbench struct {
 	toolboxes []*toolbox
 	byName    map[string]*toolbox
 	watchdog  *proctree.Watchdog
+	held      heldResults // use_tool results on their way to the host
 
 	closeOnce sync.Once
 }
@@ -148,9 +150,10 @@ func (w *Workbench) Instructions() string {
 	return b.String()
 }
 
-// MCPServer returns the MCP server that serves the two tools. Serve it
-// with its Run method on the host's transport.
-func (w *Workbench) MCPServer() *mcp.Server {
+// Connect serves the workbench's two tools to a host over t, until the
+// session ends. Only this session sends use_tool results as the servers
+// sent them (see hostTransport).
+func (w *Workbench) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
@@ -159,7 +162,7 @@ func (w *Workbench) MCPServer() *mcp.Server {
 	})
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
 	s.AddTool(useToolTool(), w.handleUse)
-	return s
+	return s.Connect(ctx, &hostTransport{Transport: t, held: &w.held}, nil)
 }
 
 // Tools returns the workbench's two tools as a host lists them.

@@ -94,7 +94,7 @@ func (e *env) connectManual(wb *Workbench, opts *mcp.ClientOptions) (cs *mcp.Cli
 	t := e.t
 	st, ct := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := wb.MCPServer().Connect(ctx, st, nil)
+	ss, err := wb.Connect(ctx, st)
 	if err != nil {
 		t.Fatal(err)
 	}
