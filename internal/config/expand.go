@@ -23,6 +23,10 @@ func (e *UnsetVarError) Error() string {
 // shell. The default is literal text up to the first "}" and is not expanded
 // itself. "$${" stands for a literal "${". A "$" not followed by "{" is kept
 // as it is, so ordinary dollar signs need no escaping.
+//
+// Cursor's spellings work too, so that its entries copy over unchanged:
+// ${env:VAR} is ${VAR}, and ${userHome} is the home folder unless a
+// variable of that name is set.
 func Expand(s string, lookup LookupFunc) (string, error) {
 	i := strings.Index(s, "${")
 	if i < 0 {
@@ -51,10 +55,16 @@ func Expand(s string, lookup LookupFunc) (string, error) {
 		}
 		ref := rest[:end]
 		name, def, hasDef := strings.Cut(ref, ":-")
+		name = strings.TrimPrefix(name, "env:")
 		if !validVarName(name) {
 			return "", fmt.Errorf("invalid variable name %q in ${%s} (use letters, digits and _, not starting with a digit)", name, ref)
 		}
 		v, ok := lookup(name)
+		if !ok && name == "userHome" {
+			if v, ok = lookup("HOME"); !ok {
+				v, ok = lookup("USERPROFILE")
+			}
+		}
 		switch {
 		case hasDef && v == "":
 			v = def

@@ -29,6 +29,11 @@ func TestExpand(t *testing.T) {
 		{in: "cost $5 and $HOME", want: "cost $5 and $HOME"}, // lone $ is literal
 		{in: "$${HOME}", want: "${HOME}"},                    // escaped
 		{in: "a$${b}c${HOME}", want: "a${b}c/home/u"},
+		{in: "Bearer ${env:TOKEN}", want: "Bearer s3cr3t"}, // Cursor's spelling
+		{in: "${env:UNSET:-d}", want: "d"},
+		{in: "${userHome}/.config", want: "/home/u/.config"}, // Cursor's home folder
+		{in: "${env:}", err: "invalid variable name"},
+		{in: "${env:UNSET}", err: "environment variable UNSET is not set"},
 		{in: "${UNSET}", err: "environment variable UNSET is not set"},
 		{in: "x ${HOME", err: "unterminated ${"},
 		{in: "${}", err: "invalid variable name"},
