@@ -33,8 +33,8 @@ test: lint test-deps
 bench: test-deps
 	@mkdir -p bin
 	$(GO) test -c -o bin/bench.test ./cmd/mcp-workbench
-	{ ./bin/bench.test -test.run '^$$' -test.bench '^(Call|Throughput)$$' -test.benchtime 10000x && \
-	  ./bin/bench.test -test.run '^$$' -test.bench '^CallLarge$$' -test.benchtime 1000x && \
+	{ ./bin/bench.test -test.run '^$$' -test.bench '^Benchmark(Call|Throughput)$$' -test.benchtime 10000x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkCallLarge$$' -test.benchtime 1000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Open' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x; } | tee bin/bench.txt
