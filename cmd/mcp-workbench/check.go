@@ -194,7 +194,8 @@ func printResult(w io.Writer, res *result) {
 		case "text":
 			fmt.Fprintln(w, c.Text)
 		case "image", "audio":
-			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data)))
+			data, _ := base64.StdEncoding.DecodeString(c.Data)
+			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, len(data))
 		case "resource_link":
 			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
 		case "resource":

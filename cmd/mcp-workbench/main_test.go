@@ -484,6 +484,10 @@ func TestCall(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"mimeType": "image/png"`) || !strings.Contains(out, `"structuredContent"`) {
 		t.Errorf("call --json rich: exit %d\n%s", code, out)
 	}
+	code, out, _ = runCmd(t, "", "call", "--config", cfg, "dev", "a", "rich")
+	if want := "hello\n[image image/png, 4 bytes]\n[audio audio/wav, 4 bytes]\n[resource link file:///tmp/x.txt]\nembedded\n"; code != 0 || out != want {
+		t.Errorf("call rich: exit %d\n%s\nwant\n%s", code, out, want)
+	}
 	// Content of a type no SDK knows is shown by its type, and kept whole by --json.
 	code, out, _ = runCmd(t, "", "call", "--config", cfg, "dev", "x", "add", `{"a": 1, "b": 1}`)
 	if code != 0 || out != "2\n[x-chart content]\n" {
