@@ -24,12 +24,8 @@ type rawHost struct {
 
 func (e *env) rawHost(wb *Workbench, protocol string) *rawHost {
 	t := e.t
-	st, ct := mcp.NewInMemoryTransports()
+	ct, ss := e.serveInMemory(wb)
 	ctx := context.Background()
-	ss, err := wb.Connect(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
 	conn, err := ct.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -89,16 +89,22 @@ func (e *env) newWorkbench(cfg *config.Config) *Workbench {
 	return wb
 }
 
+// serveInMemory serves wb on one end of an in-memory pipe and returns the
+// host's end.
+func (e *env) serveInMemory(wb *Workbench) (mcp.Transport, *mcp.ServerSession) {
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := wb.Connect(context.Background(), st)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ct, ss
+}
+
 // connectManual connects a host session to wb in memory; closeAll ends it.
 func (e *env) connectManual(wb *Workbench, opts *mcp.ClientOptions) (cs *mcp.ClientSession, closeAll func()) {
 	t := e.t
-	st, ct := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := wb.Connect(ctx, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).Connect(ctx, ct, nil)
+	ct, ss := e.serveInMemory(wb)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).Connect(context.Background(), ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
