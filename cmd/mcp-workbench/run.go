@@ -158,7 +158,7 @@ func usageError(stderr io.Writer, msg string) error {
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
 	defer wb.Close()
-	ss, err := wb.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	ss, err := wb.Connect(ctx, stdin, stdout)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,3 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

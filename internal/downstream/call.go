@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,14 +30,29 @@ func (e *lostError) Unwrap() error { return e.reason }
 
 var errTimedOut = errors.New("request timed out")
 
-// ProgressFunc receives the progress notifications of one call.
-type ProgressFunc func(*mcp.ProgressNotificationParams)
+// Progress is one progress notification of a call, its values as the
+// JSON the server sent.
+type Progress struct {
+	Progress json.RawMessage // a number
+	Total    json.RawMessage // a number, or nil
+	Message  json.RawMessage // a string, or nil
+}
 
-// inflight is a call under way on a connection.
+// ProgressFunc receives the progress notifications of one call.
+type ProgressFunc func(Progress)
+
+// inflight is a call under way on a connection, registered under its
+// progress token (a relayed call's id too).
 type inflight struct {
 	progress ProgressFunc // nil: the caller did not ask for progress
-	touch    func()       // restarts the call's timeout
-	cancel   context.CancelCauseFunc
+
+	// A call through the SDK (remote servers).
+	touch  func() // restarts the call's timeout
+	cancel context.CancelCauseFunc
+
+	// A relayed call (stdio servers).
+	timer *time.Timer // requestTimeoutMs, restarted by progress
+	done  func(json.RawMessage, error)
 }
 
 // tokenSeq numbers the progress tokens sent downstream. Every call gets a
@@ -46,6 +62,7 @@ var tokenSeq atomic.Uint64
 
 const tokenTag = "wb-"
 
+// relayProgress passes on the progress of a call made through the SDK.
 func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 	tok, ok := p.ProgressToken.(string)
 	if !ok {
@@ -54,13 +71,78 @@ func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 	c.callsMu.Lock()
 	call := c.calls[tok]
 	c.callsMu.Unlock()
-	if call == nil {
+	if call == nil || call.touch == nil {
 		return // late, after the result: dropping it is fine
 	}
 	call.touch()
 	if call.progress != nil {
-		call.progress(p)
+		pr := Progress{Progress: number(p.Progress)}
+		if p.Total != 0 {
+			pr.Total = number(p.Total)
+		}
+		if p.Message != "" {
+			pr.Message = json.RawMessage(frame.Quote(p.Message))
+		}
+		call.progress(pr)
 	}
+}
+
+func number(f float64) json.RawMessage {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return json.RawMessage("0")
+	}
+	return b
+}
+
+// Start calls tool with args (a JSON object) on the server and returns at
+// once; done gets what [Server.Call] would return, exactly once, on
+// another goroutine or before Start returns. cancel gives the call up:
+// the server is told, and done gets context.Canceled.
+//
+// A call to a running stdio server is relayed as frames, with no
+// goroutine of its own; anything else (a server to start first, a remote
+// server) runs Call on a goroutine.
+func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	s.mu.Lock()
+	c := s.live
+	s.mu.Unlock()
+	if c != nil && c.stdio != nil {
+		t, err := c.resolve(tool, args)
+		if err != nil {
+			done(nil, err)
+			return func() {}
+		}
+		if !t.ReadOnly && !t.Idempotent {
+			return c.relay(t, args, progress, func(res json.RawMessage, err error) { done(res, s.redact(err)) })
+		}
+		// A tool that may be retried after a crash keeps a context for
+		// the retry, which cancel ends too.
+		ctx, cancelRetry := context.WithCancel(context.Background())
+		cancelRelay := c.relay(t, args, progress, func(res json.RawMessage, err error) {
+			if !s.shouldRetry(ctx, t, err) {
+				cancelRetry()
+				done(res, s.redact(err))
+				return
+			}
+			go func() {
+				res, err := s.retry(ctx, tool, args, progress, err)
+				cancelRetry()
+				done(res, s.redact(err))
+			}()
+		})
+		return func() { cancelRetry(); cancelRelay() }
+	}
+	ctx, cancelCall := context.WithCancel(context.Background())
+	go func() {
+		res, err := s.Call(ctx, tool, args, progress)
+		cancelCall()
+		done(res, err)
+	}()
+	return cancelCall
 }
 
 // Call calls tool with args (a JSON object) on the server, starting it if
@@ -94,10 +176,25 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 		return nil, err
 	}
 	res, err := c.call(ctx, t, args, onProgress)
-	var lost *lostError
-	if !errors.As(err, &lost) || !(t.ReadOnly || t.Idempotent) || errors.Is(lost.reason, ErrClosed) || ctx.Err() != nil {
+	if !s.shouldRetry(ctx, t, err) {
 		return res, err
 	}
+	return s.retry(ctx, tool, args, onProgress, err)
+}
+
+// shouldRetry reports whether a call of t that failed with err is tried
+// again: the connection broke before any answer, the tool is read-only or
+// idempotent, and neither the workbench nor the caller gave up.
+func (s *Server) shouldRetry(ctx context.Context, t *Tool, err error) bool {
+	var lost *lostError
+	return errors.As(err, &lost) && (t.ReadOnly || t.Idempotent) && !errors.Is(lost.reason, ErrClosed) && ctx.Err() == nil
+}
+
+// retry starts the server again and makes the call once more, after the
+// connection broke under it with err.
+func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, err error) (json.RawMessage, error) {
+	var lost *lostError
+	errors.As(err, &lost)
 	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
 		"tool", tool, "reason", s.redact(lost.reason))
 	c2, err2 := s.connect(ctx)
@@ -108,7 +205,7 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 	if err2 != nil {
 		return nil, fmt.Errorf("%v; after starting it again: %v", err, err2)
 	}
-	res, err = c2.call(ctx, t2, args, onProgress)
+	res, err := c2.call(ctx, t2, args, onProgress)
 	if err != nil {
 		err = fmt.Errorf("%w (after one automatic retry)", err)
 	}
@@ -153,8 +250,23 @@ func listNames(names []string, max int) string {
 }
 
 // call sends one tools/call, bounded by requestTimeoutMs, which each
-// progress notification of the call restarts.
+// progress notification of the call restarts, and waits for its answer.
 func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
+	if c.stdio != nil {
+		type answer struct {
+			res json.RawMessage
+			err error
+		}
+		ch := make(chan answer, 1)
+		cancel := c.relay(t, args, onProgress, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+		select {
+		case a := <-ch:
+			return a.res, a.err
+		case <-ctx.Done():
+			cancel()
+			return nil, ctx.Err()
+		}
+	}
 	s := c.s
 	timeout := s.cfg.RequestTimeout
 	callCtx, cancel := context.WithCancelCause(ctx)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func contains(lines []string, s string) bool {
@@ -51,13 +50,15 @@ func TestProgressRestartsTheTimeoutAndIsRelayed(t *testing.T) {
 	var mu sync.Mutex
 	var got []float64
 	// 20 steps 50ms apart: 1s in all, twice the timeout, never 500ms silent.
-	res, err := s.Call(ctxT(t), "progress", json.RawMessage(`{"steps":20,"delayMs":50}`), func(p *mcp.ProgressNotificationParams) {
-		mu.Lock()
-		got = append(got, p.Progress)
-		mu.Unlock()
-		if p.Total != 20 || !strings.HasPrefix(p.Message, "step ") {
-			t.Errorf("progress = %+v", p)
+	res, err := s.Call(ctxT(t), "progress", json.RawMessage(`{"steps":20,"delayMs":50}`), func(p Progress) {
+		var n float64
+		var msg string
+		if json.Unmarshal(p.Progress, &n) != nil || string(p.Total) != "20" || json.Unmarshal(p.Message, &msg) != nil || !strings.HasPrefix(msg, "step ") {
+			t.Errorf("progress = %s, %s, %s", p.Progress, p.Total, p.Message)
 		}
+		mu.Lock()
+		got = append(got, n)
+		mu.Unlock()
 	})
 	if err != nil {
 		t.Fatalf("a call that reports progress timed out: %v", err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,10 +43,6 @@ type Options struct {
 	// Backoff gives the wait before retry n (from 1). Default: 500ms
 	// doubling, at most 8s.
 	Backoff func(retry int) time.Duration
-	// OnChange, if set, is called after a server's tools or connection
-	// state changed outside a call to it (a list_changed notification, a
-	// death).
-	OnChange func(*Server)
 }
 
 func (o *Options) stopGrace() time.Duration {
@@ -139,9 +136,8 @@ func (s *Server) Config() *config.Server { return s.cfg }
 // State is a snapshot of a server.
 type State struct {
 	Status Status
-	Tools  *ToolSet      // nil unless connected
-	Err    error         // set when Status is StatusError
-	Since  time.Duration // how long the last successful connect took
+	Tools  *ToolSet // nil unless connected
+	Err    error    // set when Status is StatusError
 }
 
 // State reports the server's current state.
@@ -153,7 +149,7 @@ func (s *Server) State() State {
 	defer s.mu.Unlock()
 	switch {
 	case s.live != nil:
-		return State{Status: StatusConnected, Tools: s.live.tools.Load(), Since: s.live.connectTime}
+		return State{Status: StatusConnected, Tools: s.live.tools.Load()}
 	case s.lastErr != nil:
 		return State{Status: StatusError, Err: s.lastErr}
 	}
@@ -172,14 +168,18 @@ func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
 	return c.tools.Load(), nil
 }
 
-// Refresh lists the server's tools again (connecting first if needed).
+// Refresh lists the server's tools again. A server that was not running
+// is started, which lists them.
 func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
+	s.mu.Lock()
+	running := s.live != nil
+	s.mu.Unlock()
 	c, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if c.fresh.CompareAndSwap(true, false) {
-		return c.tools.Load(), nil // just listed while connecting
+	if !running {
+		return c.tools.Load(), nil // listed by the start this call waited for
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
@@ -284,7 +284,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		if s.ctx.Err() != nil {
 			return nil, ErrClosed
 		}
-		var se *startError
+		var se *serverproc.StartError
 		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
 			s.log.Warn("could not start", "attempts", attempt, "error", err)
 			return nil, &ConnectError{Attempts: attempt, Err: err}
@@ -338,9 +338,10 @@ func (s *Server) Close() {
 type conn struct {
 	s     *Server
 	cs    *mcp.ClientSession
-	proc  *process   // stdio only
-	cap   *capture   // nil where the transport cannot capture raw results
-	probe *postProbe // http with an inferred transport only
+	proc  *serverproc.Process // stdio only
+	stdio *stdioConn          // stdio only: the relay's connection
+	cap   *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
+	probe *postProbe          // http with an inferred transport only
 
 	ctx    context.Context // ends with the connection: bounds its start and listings
 	cancel context.CancelFunc
@@ -349,7 +350,6 @@ type conn struct {
 	calls   map[string]*inflight // by progress token; nil once ended
 
 	tools       atomic.Pointer[ToolSet]
-	fresh       atomic.Bool // tools were listed by the connect and not yet handed to a Refresh
 	listMu      sync.Mutex  // one tools/list walk at a time
 	connectTime time.Duration
 
@@ -393,7 +393,7 @@ func (s *Server) dialOnce() (*conn, error) {
 		timedOut.Store(true)
 		c.cancel()
 		if c.proc != nil {
-			c.proc.kill()
+			c.proc.Kill()
 		}
 	})
 	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
@@ -413,7 +413,6 @@ func (s *Server) dialOnce() (*conn, error) {
 		c.end(err, true)
 		return nil, err
 	}
-	c.fresh.Store(true)
 	c.connectTime = time.Since(start)
 	close(c.ready)
 	return c, nil
@@ -424,12 +423,12 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 	if c.proc != nil {
 		// A process that died explains itself best: wait a moment for it.
 		select {
-		case <-c.proc.exited:
+		case <-c.proc.Exited():
 		case <-time.After(200 * time.Millisecond):
 		}
-		if c.proc.hasExited() && !timedOut {
-			msg := c.proc.exitDescription() + " during start-up"
-			if words := c.proc.stderr.lastWords(); words != "" {
+		if c.proc.HasExited() && !timedOut {
+			msg := c.proc.ExitDescription() + " during start-up"
+			if words := c.proc.LastWords(); words != "" {
 				msg += ": " + words
 			}
 			return errors.New(msg)
@@ -508,11 +507,7 @@ func (c *conn) toolsChanged() {
 		}
 		return
 	}
-	c.fresh.Store(false)
 	s.log.Info("tool list changed", "tools", len(c.tools.Load().Tools))
-	if s.o.OnChange != nil {
-		s.o.OnChange(s)
-	}
 }
 
 // watch waits for the connection to end on its own — the process exited or
@@ -525,7 +520,7 @@ func (c *conn) watch() {
 	}()
 	var exited <-chan struct{}
 	if c.proc != nil {
-		exited = c.proc.exited
+		exited = c.proc.Exited()
 	}
 	select {
 	case <-sessionDone:
@@ -535,13 +530,13 @@ func (c *conn) watch() {
 	}
 	var reason error
 	switch {
-	case c.proc != nil && c.proc.hasExited():
-		reason = errors.New("server process " + c.proc.exitDescription())
+	case c.proc != nil && c.proc.HasExited():
+		reason = errors.New("server process " + c.proc.ExitDescription())
 	case c.proc != nil:
 		// The session ended first; the process usually follows at once.
 		select {
-		case <-c.proc.exited:
-			reason = errors.New("server process " + c.proc.exitDescription())
+		case <-c.proc.Exited():
+			reason = errors.New("server process " + c.proc.ExitDescription())
 		case <-time.After(200 * time.Millisecond):
 			reason = errors.New("server closed its connection")
 		}
@@ -550,9 +545,6 @@ func (c *conn) watch() {
 	}
 	if c.end(reason, false) {
 		c.s.log.Warn("server stopped; it will be started again on next use", "reason", reason)
-		if c.s.o.OnChange != nil {
-			c.s.o.OnChange(c.s)
-		}
 	}
 }
 
@@ -577,18 +569,35 @@ func (c *conn) end(reason error, deliberate bool) bool {
 		c.cancel()
 		// Calls first: closing the session waits for calls in flight.
 		c.callsMu.Lock()
-		for _, call := range c.calls {
-			call.cancel(reason)
-		}
+		calls := c.calls
 		c.calls = nil
 		c.callsMu.Unlock()
+		for key, call := range calls {
+			if call.done == nil {
+				call.cancel(reason)
+				continue
+			}
+			call.timer.Stop()
+			c.sendCancel(key, "the server's connection is closing")
+			call.done(nil, &lostError{reason: reason})
+		}
 		close(c.done)
+		grace := s.o.stopGrace()
+		if c.stdio != nil {
+			// What is queued for the server (cancellations) goes out
+			// before its stdin closes.
+			c.stdio.out.close()
+			select {
+			case <-c.stdio.out.done:
+			case <-time.After(grace):
+			}
+		}
 		// A process is stopped before its session closes: closing stdin
 		// asks it to exit, and the session keeps reading its stdout
 		// meanwhile, so that what it writes on the way out does not meet
 		// a closed pipe (node servers die of EPIPE noisily).
 		if c.proc != nil {
-			c.proc.stop(s.o.stopGrace())
+			c.proc.Stop(grace)
 		}
 		if c.cs != nil {
 			_ = c.cs.Close()

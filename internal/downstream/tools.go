@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -96,7 +98,7 @@ func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, to
 	}
 	ts := &ToolSet{byName: map[string]*Tool{}, filtered: map[string]bool{}}
 	matched := make([]bool, len(filters))
-	suffix := fmt.Appendf(nil, `,"source_server":%s,"toolbox_name":%s}`, quote(server), quote(toolbox))
+	suffix := fmt.Appendf(nil, `,"source_server":%s,"toolbox_name":%s}`, frame.Quote(server), frame.Quote(toolbox))
 	for _, r := range raw {
 		var w wireTool
 		if err := json.Unmarshal(r, &w); err != nil || !valid[w.Name] {
@@ -123,7 +125,7 @@ func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, to
 		sch, err := compileSchema(w.InputSchema)
 		if err != nil {
 			log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
-				"error", clip([]byte(strings.ReplaceAll(err.Error(), "\n", " ")), 300))
+				"error", serverproc.Clip(strings.ReplaceAll(err.Error(), "\n", " "), 300))
 		}
 		t.schema = sch
 		ts.Tools = append(ts.Tools, t)
@@ -154,11 +156,6 @@ func selected(name string, filters []string, matched []bool) bool {
 		}
 	}
 	return keep
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 func keys(m map[string]bool) []string {
@@ -245,7 +242,7 @@ func (t *Tool) Validate(args json.RawMessage) ([]Violation, error) {
 	if t.schema == nil {
 		return nil, nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	inst, err := frame.Decode(args)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,11 @@
 package downstream
 
 import (
-	"io"
 	"net/http"
 	"sync/atomic"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,22 +37,14 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 			cap:       c.cap,
 		}, nil
 	default:
-		p, err := startProcess(s.cfg, s.prefix, s.o)
+		p, err := serverproc.Start(s.cfg, s.prefix, s.o.Stderr, s.o.Watchdog)
 		if err != nil {
 			return nil, err
 		}
 		c.proc = p
-		c.cap = newCapture()
-		return &captureTransport{
-			// The reader drops oversized lines itself, so the SDK's own
-			// frame limit would only duplicate it. The session may close
-			// the server's stdin, but never its stdout: the SDK closes both
-			// when any write fails, and a server still writing on its way
-			// out would die of a broken pipe. The process closes stdout
-			// itself once the tree is gone.
-			Transport: &mcp.IOTransport{Reader: io.NopCloser(p.stdout), Writer: p.stdin, MaxLineLength: -1},
-			cap:       c.cap,
-		}, nil
+		c.stdio = newStdioConn(c, p)
+		c.cap = c.stdio.cap
+		return &stdioTransport{conn: c.stdio}, nil
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,55 +99,5 @@ func TestUseToolResultsPassThroughAsSent(t *testing.T) {
 		if !bytes.Contains(res["content"], []byte(`{"type":"x-chart","spec":{"bars":[3,1,2]}}`)) {
 			t.Errorf("%s: content changed: %s", protocol, res["content"])
 		}
-		if bytes.Contains(got, []byte(heldKey)) {
-			t.Errorf("%s: the placeholder reached the host: %s", protocol, got)
-		}
-	}
-	if n := len(wb.held.m); n != 0 {
-		t.Errorf("%d results still held after their responses went out", n)
-	}
-}
-
-func TestHeldResults(t *testing.T) {
-	var h heldResults
-	enc := func(r *mcp.CallToolResult) json.RawMessage {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	raw := json.RawMessage(`{"content":[{"type":"text","text":"x"}],"_meta":{"k":1}}`)
-	p := h.hold(raw)
-	if got, ok := h.take(enc(p)); !ok || string(got) != string(raw) {
-		t.Errorf("take = %s, %v; want the held bytes", got, ok)
-	}
-	if _, ok := h.take(enc(p)); ok {
-		t.Error("a held result was given out twice")
-	}
-
-	// An envelope the SDK adds is kept; the server's own fields win.
-	p = h.hold(raw)
-	p.Meta["sdk/info"] = "s"
-	p.Meta["k"] = 2
-	b, _ := json.Marshal(p)
-	b = bytes.Replace(b, []byte(`{`), []byte(`{"resultType":"complete",`), 1)
-	got, ok := h.take(b)
-	if !ok || string(got) != `{"_meta":{"k":1,"sdk/info":"s"},"content":[{"type":"text","text":"x"}],"resultType":"complete"}` {
-		t.Errorf("take = %s, %v", got, ok)
-	}
-
-	// Other results are left alone, even ones that mention the key.
-	for _, other := range []string{
-		`{"content":[{"type":"text","text":"{\"mcp-workbench/held\":\"1\"}"}]}`,
-		`{"content":[]}`,
-		`{"_meta":{"mcp-workbench/held":"nope"},"content":[]}`,
-	} {
-		if _, ok := h.take(json.RawMessage(other)); ok {
-			t.Errorf("take claimed %s", other)
-		}
-	}
-	if strings.Contains(string(enc(h.hold(raw))), `"content":null`) {
-		t.Error("a placeholder must encode content as []")
 	}
 }

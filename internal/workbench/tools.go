@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -92,8 +92,10 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 		ToolboxName *string `json:"toolbox_name"`
 		Refresh     bool    `json:"refresh"`
 	}
-	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
-		return errorResult(`open_toolbox takes {"toolbox_name": "<name>"}: %v`, err), nil
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		if err := frame.Unmarshal(raw, &in); err != nil {
+			return errorResult(`open_toolbox takes {"toolbox_name": "<name>", "refresh": true or false}: %s`, frame.Explain(err)), nil
+		}
 	}
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
 		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.cfg.ToolboxNames(), ", ")), nil
@@ -204,146 +206,4 @@ func renderOpen(tb *toolbox) *mcp.CallToolResult {
 	}
 	buf.WriteString("]}")
 	return textResult(buf.String(), false)
-}
-
-// toolRef is use_tool's structured identifier.
-type toolRef struct {
-	Toolbox string `json:"toolbox"`
-	Server  string `json:"server"`
-	Tool    string `json:"tool"`
-}
-
-func (w *Workbench) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		Tool      *toolRef        `json:"tool"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
-		return errorResult("use_tool: %v", explainUseInput(req.Params.Arguments, err)), nil
-	}
-	if err := checkRef(in.Tool); err != nil {
-		return errorResult("use_tool: %v", err), nil
-	}
-	ref := *in.Tool
-	args, err := objectArgs(in.Arguments)
-	if err != nil {
-		return errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), nil
-	}
-	var progress downstream.ProgressFunc
-	if tok := req.Params.GetProgressToken(); tok != nil {
-		progress = func(p *mcp.ProgressNotificationParams) {
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message,
-			})
-		}
-	}
-	return w.held.hold(w.Use(ctx, ref.Toolbox, ref.Server, ref.Tool, args, progress)), nil
-}
-
-// Use is use_tool: it calls tool of server in toolbox with args (a JSON
-// object), opening the toolbox first if it never was, and returns the
-// server's result object as the server sent it, or a tool error that names
-// toolbox, server and tool. progress, if set, receives the call's progress
-// notifications.
-func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) json.RawMessage {
-	ref := toolRef{Toolbox: toolbox, Server: server, Tool: tool}
-	refuse := func(format string, a ...any) json.RawMessage {
-		return mustJSON(errorResult("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, fmt.Sprintf(format, a...)))
-	}
-	tb := w.byName[ref.Toolbox]
-	if tb == nil {
-		return refuse("%s", w.toolboxNotFound(ref.Toolbox))
-	}
-	s := tb.server(ref.Server)
-	if s == nil {
-		names := make([]string, len(tb.servers))
-		for i, s := range tb.servers {
-			names[i] = s.Name
-		}
-		return refuse("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", "))
-	}
-	if s.Config().Disabled {
-		return refuse("the server is disabled in the workbench configuration")
-	}
-	tb.mu.Lock()
-	opened := tb.opened
-	tb.mu.Unlock()
-	if !opened {
-		if _, err := w.open(ctx, tb, false); err != nil {
-			return mustJSON(errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err))
-		}
-	}
-	res, err := s.Call(ctx, ref.Tool, args, progress)
-	if err != nil {
-		var refused *downstream.RefusedError
-		if errors.As(err, &refused) {
-			return refuse("%s", refused.Reason)
-		}
-		return mustJSON(errorResult("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err))
-	}
-	return res
-}
-
-// decodeArgs decodes a tool's arguments; absent arguments decode as {}.
-func decodeArgs(raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return json.Unmarshal(raw, v)
-}
-
-const refShape = `"tool" must be an object {"toolbox": "...", "server": "...", "tool": "..."} naming a tool listed by open_toolbox`
-
-// checkRef checks use_tool's "tool" identifier.
-func checkRef(ref *toolRef) error {
-	if ref == nil {
-		return errors.New("missing " + refShape)
-	}
-	var missing []string
-	for _, f := range []struct{ name, v string }{{"toolbox", ref.Toolbox}, {"server", ref.Server}, {"tool", ref.Tool}} {
-		if f.v == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("the tool identifier needs a non-empty %s: %s", strings.Join(missing, ", "), refShape)
-	}
-	return nil
-}
-
-// explainUseInput says what is wrong with use_tool arguments that did not
-// decode: usually a "tool" that is not an object.
-func explainUseInput(raw json.RawMessage, err error) error {
-	var loose struct {
-		Tool json.RawMessage `json:"tool"`
-	}
-	if json.Unmarshal(raw, &loose) == nil {
-		var ref toolRef
-		if json.Unmarshal(loose.Tool, &ref) != nil {
-			return errors.New(refShape)
-		}
-	}
-	return fmt.Errorf(`takes {"tool": {"toolbox", "server", "tool"}, "arguments": {...}}: %v`, err)
-}
-
-// objectArgs returns use_tool's "arguments" as a JSON object. Absent or
-// null means {}. A string holding a JSON object — a common slip of models —
-// is accepted as that object.
-func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return json.RawMessage("{}"), nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			if inner := bytes.TrimSpace([]byte(s)); len(inner) > 0 && inner[0] == '{' && json.Valid(inner) {
-				return inner, nil
-			}
-		}
-	}
-	if raw[0] != '{' {
-		return nil, errors.New(`"arguments" must be a JSON object of the tool's arguments`)
-	}
-	return raw, nil
 }

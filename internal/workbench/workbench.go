@@ -40,7 +40,6 @@ type Workbench struct {
 	toolboxes []*toolbox
 	byName    map[string]*toolbox
 	watchdog  *proctree.Watchdog
-	held      heldResults // use_tool results on their way to the host
 
 	closeOnce sync.Once
 }
@@ -150,10 +149,10 @@ func (w *Workbench) Instructions() string {
 	return b.String()
 }
 
-// Connect serves the workbench's two tools to a host over t, until the
-// session ends. Only this session sends use_tool results as the servers
-// sent them (see hostTransport).
-func (w *Workbench) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+// Connect serves the workbench's two tools to a host that writes to in and
+// reads from out, MCP's stdio transport, until the session ends. The
+// caller closes the streams.
+func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*mcp.ServerSession, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
@@ -161,8 +160,15 @@ func (w *Workbench) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSe
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
-	s.AddTool(useToolTool(), w.handleUse)
-	return s.Connect(ctx, &hostTransport{Transport: t, held: &w.held}, nil)
+	s.AddTool(useToolTool(), handleUseElsewhere)
+	return s.Connect(ctx, &hostTransport{w: w, in: in, out: out}, nil)
+}
+
+// handleUseElsewhere is use_tool's handler in the SDK, which never runs:
+// the host's connection serves every use_tool call itself (host.go), and
+// the SDK refuses the ones it would not serve either.
+func handleUseElsewhere(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return errorResult("use_tool is served by the workbench's connection to the host"), nil
 }
 
 // Tools returns the workbench's two tools as a host lists them.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -89,15 +90,20 @@ func (e *env) newWorkbench(cfg *config.Config) *Workbench {
 	return wb
 }
 
-// serveInMemory serves wb on one end of an in-memory pipe and returns the
-// host's end.
+// serveInMemory serves wb on in-memory pipes, as a host's stdio, and
+// returns the host's end.
 func (e *env) serveInMemory(wb *Workbench) (mcp.Transport, *mcp.ServerSession) {
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := wb.Connect(context.Background(), st)
+	hostR, wbW := io.Pipe()
+	wbR, hostW := io.Pipe()
+	ss, err := wb.Connect(context.Background(), wbR, wbW)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return ct, ss
+	e.t.Cleanup(func() {
+		wbR.Close()
+		wbW.Close()
+	})
+	return &mcp.IOTransport{Reader: hostR, Writer: hostW}, ss
 }
 
 // connectManual connects a host session to wb in memory; closeAll ends it.

@@ -1,7 +1,10 @@
-package downstream
+// Package serverproc runs a stdio MCP server as a child process: its own
+// process group (through proctree), pipes the workbench owns, a stdout that
+// yields only JSON-RPC lines, and stderr forwarded to the workbench's log
+// with a prefix and flood control.
+package serverproc
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,12 +17,13 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 )
 
-// process is a running stdio server: the direct child, leader of a process
+// Process is a running stdio server: the direct child, leader of a process
 // group that holds everything it starts.
-type process struct {
+type Process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File        // our end of the child's stdin
 	stdout *jsonLineReader // the child's stdout, JSON-RPC lines only
@@ -35,23 +39,25 @@ type process struct {
 	stopOnce sync.Once
 }
 
-// startError is a failure to start the command at all. Retrying cannot help.
-type startError struct{ err error }
+// StartError is a failure to start the command at all. Retrying cannot help.
+type StartError struct{ Err error }
 
-func (e *startError) Error() string { return e.err.Error() }
-func (e *startError) Unwrap() error { return e.err }
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
 
-// startProcess starts cfg's command in its own process group, with the
-// workbench's environment plus cfg.Env, in cfg.Cwd. Never through a shell.
-func startProcess(cfg *config.Server, prefix string, o *Options) (*process, error) {
+// Start starts cfg's command in its own process group, with the
+// workbench's environment plus cfg.Env, in cfg.Cwd — never through a shell
+// — and tells wd (if set) about the group. Its stderr lines go to stderr,
+// each prefixed with prefix.
+func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Watchdog) (*Process, error) {
 	if cfg.Cwd != "" {
 		if st, err := os.Stat(cfg.Cwd); err != nil || !st.IsDir() {
-			return nil, &startError{fmt.Errorf("cwd %s is not a directory", cfg.Cwd)}
+			return nil, &StartError{fmt.Errorf("cwd %s is not a directory", cfg.Cwd)}
 		}
 	}
 	cmd := serverCommand(cfg.Command, cfg.Args...)
 	if cmd.Err != nil {
-		return nil, &startError{describeStartErr(cfg.Command, cmd.Err)}
+		return nil, &StartError{describeStartErr(cfg.Command, cmd.Err)}
 	}
 	cmd.Dir = cfg.Cwd
 	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
@@ -87,20 +93,20 @@ func startProcess(cfg *config.Server, prefix string, o *Options) (*process, erro
 		inW.Close()
 		outR.Close()
 		errR.Close()
-		return nil, &startError{describeStartErr(cfg.Command, startErr)}
+		return nil, &StartError{describeStartErr(cfg.Command, startErr)}
 	}
-	p := &process{
+	p := &Process{
 		cmd:        cmd,
 		stdin:      inW,
 		group:      group,
-		wd:         o.Watchdog,
+		wd:         wd,
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
-		stderr:     newStderrForwarder(prefix, o.Stderr),
+		stderr:     newStderrForwarder(prefix, stderr),
 	}
 	p.wd.Watch(group.ID())
 	junk := func(line []byte) {
-		p.stderr.note(fmt.Sprintf("stdout line is not JSON-RPC, ignored: %s", clip(line, 200)))
+		p.Note("stdout line is not JSON-RPC, ignored: " + Clip(string(line), 200))
 	}
 	p.stdout = newJSONLineReader(outR, junk)
 	go func() {
@@ -145,8 +151,27 @@ func mergeEnv(base []string, extra map[string]string) []string {
 	return out
 }
 
-// exitDescription says how the child ended, for error messages.
-func (p *process) exitDescription() string {
+// Stdin is the child's stdin. Closing it asks the server to exit.
+func (p *Process) Stdin() io.WriteCloser { return p.stdin }
+
+// ReadLine returns the next JSON-RPC line the child wrote on stdout,
+// without its newline, in a slice of its own. Other lines are reported on
+// the server's stderr and skipped.
+func (p *Process) ReadLine() ([]byte, error) { return p.stdout.next() }
+
+// Exited is closed once the child has exited and been waited for.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Note writes a message of the workbench's own about this server where its
+// stderr goes.
+func (p *Process) Note(msg string) { p.stderr.note(msg) }
+
+// LastWords returns the last lines the server wrote to stderr, joined for
+// an error message, or "".
+func (p *Process) LastWords() string { return p.stderr.lastWords() }
+
+// ExitDescription says how the child ended, for error messages.
+func (p *Process) ExitDescription() string {
 	st := p.cmd.ProcessState
 	if st == nil {
 		return "exited"
@@ -158,8 +183,8 @@ func (p *process) exitDescription() string {
 	return "exited with " + st.String()
 }
 
-// hasExited reports whether the child has been waited for.
-func (p *process) hasExited() bool {
+// HasExited reports whether the child has been waited for.
+func (p *Process) HasExited() bool {
 	select {
 	case <-p.exited:
 		return true
@@ -168,11 +193,11 @@ func (p *process) hasExited() bool {
 	}
 }
 
-// stop ends the process tree: the child's stdin is closed first, as the MCP
+// Stop ends the process tree: the child's stdin is closed first, as the MCP
 // stdio transport asks; a child still running after grace, and every other
 // process of its group, get SIGTERM and then SIGKILL. Safe to call more than
 // once and concurrently; every call returns only when the stop is done.
-func (p *process) stop(grace time.Duration) {
+func (p *Process) Stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()
 		select {
@@ -192,8 +217,8 @@ func (p *process) stop(grace time.Duration) {
 	})
 }
 
-// kill ends the process tree at once, for a start-up that is abandoned.
-func (p *process) kill() {
+// Kill ends the process tree at once, for a start-up that is abandoned.
+func (p *Process) Kill() {
 	p.group.Kill()
 }
 
@@ -202,13 +227,11 @@ func (p *process) kill() {
 // server printing a banner or a log line on stdout (plain or JSON, as
 // loggers like pino do by default) does not break its JSON-RPC stream;
 // other lines go to junk. Whether a passing line is well-formed is left to
-// the SDK, which decodes it anyway.
+// the reader of the messages.
 type jsonLineReader struct {
-	src     io.Closer
-	r       *bufio.Reader
-	junk    func([]byte)
-	pending []byte
-	err     error
+	src  io.Closer
+	r    *frame.Reader
+	junk func([]byte)
 }
 
 var jsonrpcKey = []byte(`"jsonrpc"`)
@@ -217,63 +240,32 @@ var jsonrpcKey = []byte(`"jsonrpc"`)
 const maxLine = 64 << 20
 
 func newJSONLineReader(r io.ReadCloser, junk func([]byte)) *jsonLineReader {
-	return &jsonLineReader{src: r, r: bufio.NewReaderSize(r, 64<<10), junk: junk}
+	return &jsonLineReader{src: r, r: frame.NewReader(r, maxLine), junk: junk}
 }
 
-// Close closes the underlying pipe, which ends a Read in progress.
+// Close closes the underlying pipe, which ends a read in progress.
 func (j *jsonLineReader) Close() error { return j.src.Close() }
 
-func (j *jsonLineReader) Read(p []byte) (int, error) {
-	for len(j.pending) == 0 {
-		if j.err != nil {
-			return 0, j.err
-		}
-		line, err := j.readLine()
-		j.err = err
-		trimmed := bytes.TrimSpace(line)
-		switch {
-		case len(trimmed) == 0:
-		case (trimmed[0] == '{' || trimmed[0] == '[') && bytes.Contains(trimmed, jsonrpcKey):
-			j.pending = append(trimmed, '\n')
-		default:
-			j.junk(trimmed)
-		}
-	}
-	n := copy(p, j.pending)
-	j.pending = j.pending[n:]
-	return n, nil
-}
-
-// readLine returns the next line without its newline. A line longer than
-// maxLine is dropped (reported as junk) rather than buffered without bound.
-func (j *jsonLineReader) readLine() ([]byte, error) {
-	var long []byte
+func (j *jsonLineReader) next() ([]byte, error) {
 	for {
-		frag, err := j.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > maxLine {
-				long = append(long[:0], "(a line longer than 64 MiB)"...)
-				for errors.Is(err, bufio.ErrBufferFull) {
-					_, err = j.r.ReadSlice('\n')
-				}
-				j.junk(long)
-				return nil, err
-			}
-			long = append(long, frag...)
-			continue
+		line, err := j.r.Next()
+		switch {
+		case errors.Is(err, frame.ErrTooLong):
+			j.junk([]byte("(a line longer than 64 MiB)"))
+		case err != nil:
+			return nil, err
+		case (line[0] == '{' || line[0] == '[') && bytes.Contains(line, jsonrpcKey):
+			return line, nil
+		default:
+			j.junk(line)
 		}
-		if long != nil {
-			return append(long, frag...), err
-		}
-		// frag aliases the reader's buffer: copy before the next read.
-		return append([]byte(nil), frag...), err
 	}
 }
 
-// clip shortens b for a log line.
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
+// Clip shortens s to n bytes for a log line.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return string(b[:n]) + "…"
+	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package downstream
+package serverproc
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 //go:build windows
 
-package downstream
+package serverproc
 
 import (
 	"fmt"

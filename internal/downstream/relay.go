@@ -1,0 +1,154 @@
+package downstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+)
+
+// The relay: a tools/call to a stdio server written and read as frames.
+// Its id and its progress token are one string the workbench owns,
+// "wb-<n>"; the SDK's own requests on the same connection have number ids,
+// so the two never meet. The answer's result goes to the caller as the
+// bytes the server sent.
+
+// relayKey returns the id and progress token of call n.
+func relayKey(n uint64) string { return tokenTag + strconv.FormatUint(n, 36) }
+
+var relayIDPrefix = []byte(`"` + tokenTag)
+
+// relayKeyOf returns the key inside a JSON string of the relay's form.
+func relayKeyOf(raw json.RawMessage) ([]byte, bool) {
+	if len(raw) < len(relayIDPrefix)+1 || !bytes.HasPrefix(raw, relayIDPrefix) || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	return raw[1 : len(raw)-1], true
+}
+
+// relay writes a tools/call of t with args and returns at once. done gets
+// the server's result object or an error, exactly once, on another
+// goroutine or before relay returns. cancel gives the call up: the server
+// is told (notifications/cancelled) and done gets context.Canceled.
+func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+	key := relayKey(tokenSeq.Add(1))
+	call := &inflight{progress: progress, done: done}
+	timeout := c.s.cfg.RequestTimeout
+	c.callsMu.Lock()
+	if c.calls == nil { // the connection has ended
+		c.callsMu.Unlock()
+		done(nil, &lostError{reason: c.endErr})
+		return func() {}
+	}
+	c.calls[key] = call
+	call.timer = time.AfterFunc(timeout, func() {
+		c.finishRelay(key, nil, fmt.Errorf("no response within %v (requestTimeoutMs); the call was cancelled", timeout), "timed out")
+	})
+	c.callsMu.Unlock()
+
+	id := make([]byte, 0, len(key)+2)
+	id = frame.AppendString(id, key)
+	params := make([]byte, 0, len(args)+len(t.Name)+len(key)+64)
+	params = append(params, `{"name":`...)
+	params = frame.AppendString(params, t.Name)
+	params = append(params, `,"arguments":`...)
+	params = append(params, args...)
+	params = append(params, `,"_meta":{"progressToken":`...)
+	params = append(params, id...)
+	params = append(params, "}}"...)
+	if err := c.stdio.out.send(frame.AppendRequest(nil, id, "tools/call", params)); err != nil {
+		c.finishRelay(key, nil, &lostError{reason: err}, "")
+	}
+	return func() { c.finishRelay(key, nil, context.Canceled, "cancelled by the client") }
+}
+
+// finishRelay ends the relayed call key, if it has not ended yet, with
+// result or err. A non-empty cancelReason tells the server the call is
+// given up.
+func (c *conn) finishRelay(key string, result json.RawMessage, err error, cancelReason string) {
+	c.callsMu.Lock()
+	call := c.calls[key]
+	if call != nil {
+		delete(c.calls, key)
+	}
+	c.callsMu.Unlock()
+	if call == nil {
+		return // ended already
+	}
+	call.timer.Stop()
+	if cancelReason != "" {
+		c.sendCancel(key, cancelReason)
+	}
+	call.done(result, err)
+}
+
+// sendCancel tells the server that the workbench gave up call key.
+func (c *conn) sendCancel(key, reason string) {
+	p := append([]byte(`{"requestId":`), frame.AppendString(nil, key)...)
+	p = append(p, `,"reason":`...)
+	p = frame.AppendString(p, reason)
+	p = append(p, '}')
+	_ = c.stdio.out.send(frame.AppendNotification(nil, "notifications/cancelled", p))
+}
+
+// relayed handles a message from the server that belongs to a relayed
+// call: its answer or its progress. It reports whether it did.
+func (c *conn) relayed(m *frame.Message) bool {
+	switch {
+	case m.IsResponse():
+		key, ok := relayKeyOf(m.ID)
+		if !ok {
+			return false
+		}
+		result, err := m.Result, error(nil)
+		switch {
+		case m.Error != nil:
+			result, err = nil, serverError(m.Error)
+		case len(result) == 0 || result[0] != '{':
+			result, err = nil, fmt.Errorf("the server's result is not a JSON object")
+		}
+		c.finishRelay(string(key), result, err, "")
+		return true
+	case m.Method == "notifications/progress":
+		var p struct {
+			Token    json.RawMessage `json:"progressToken"`
+			Progress json.RawMessage `json:"progress"`
+			Total    json.RawMessage `json:"total"`
+			Message  json.RawMessage `json:"message"`
+		}
+		if frame.Unmarshal(m.Params, &p) != nil {
+			return false
+		}
+		key, ok := relayKeyOf(p.Token)
+		if !ok {
+			return false
+		}
+		c.callsMu.Lock()
+		call := c.calls[string(key)]
+		if call != nil {
+			call.timer.Reset(c.s.cfg.RequestTimeout)
+		}
+		c.callsMu.Unlock()
+		if call != nil && call.progress != nil && len(p.Progress) > 0 {
+			call.progress(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+		}
+		return true // late progress, after the result, is dropped
+	}
+	return false
+}
+
+// serverError is a JSON-RPC error object the server answered a call with.
+func serverError(raw json.RawMessage) error {
+	var e struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	}
+	if frame.Unmarshal(raw, &e) != nil {
+		return fmt.Errorf("the server answered with a malformed error: %s", raw)
+	}
+	return fmt.Errorf("the server answered with an error: %s (code %d)", e.Message, e.Code)
+}

@@ -1,0 +1,294 @@
+// Package frame reads and writes the JSON-RPC 2.0 messages of MCP's stdio
+// transport as bytes: one message per line. It is the framing and envelope
+// of the use_tool relay, the one hot path the workbench does not hand to
+// the MCP SDK, whose decoding costs more than a whole proxied call should.
+//
+// Decoding goes through github.com/segmentio/encoding/json (the SDK's own
+// JSON library) without copying: what [Parse] returns aliases the line, so
+// a line must not be reused while its message is in use. Lines from
+// [Reader.Next] are each a slice of their own.
+package frame
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	sj "github.com/segmentio/encoding/json"
+)
+
+// JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+)
+
+// ErrTooLong is a line longer than a Reader's limit; the Reader skips it
+// and reads on.
+var ErrTooLong = errors.New("message longer than the line limit")
+
+// Reader reads newline-delimited messages.
+type Reader struct {
+	r   *bufio.Reader
+	max int
+}
+
+// NewReader returns a Reader of r whose lines may be up to max bytes.
+func NewReader(r io.Reader, max int) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next line that is not blank, without its line ending and
+// surrounding space, in a slice of its own. A line longer than the limit is
+// skipped and reported as ErrTooLong; the next call reads the line after
+// it. At the end of the input Next returns io.EOF, after any last line that
+// had no newline.
+func (r *Reader) Next() ([]byte, error) {
+	for {
+		line, err := r.line()
+		if errors.Is(err, ErrTooLong) {
+			return nil, err
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (r *Reader) line() ([]byte, error) {
+	var long []byte
+	for {
+		frag, err := r.r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(frag) > r.max {
+				for errors.Is(err, bufio.ErrBufferFull) {
+					_, err = r.r.ReadSlice('\n')
+				}
+				if err != nil && !errors.Is(err, io.EOF) {
+					return nil, err
+				}
+				return nil, ErrTooLong
+			}
+			long = append(long, frag...)
+			continue
+		}
+		if err != nil && len(frag) == 0 && long == nil {
+			return nil, err
+		}
+		if len(long)+len(frag) > r.max {
+			return nil, ErrTooLong
+		}
+		if long != nil {
+			return append(long, frag...), nil
+		}
+		// frag aliases the reader's buffer: copy before the next read.
+		return append([]byte(nil), frag...), nil
+	}
+}
+
+// Message is the envelope of one JSON-RPC message. Its fields alias the
+// line it was parsed from. A request has Method and ID, a notification
+// Method alone, a response ID and Result or Error.
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// IsRequest reports whether m is a request (it expects a response).
+func (m *Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 }
+
+// IsResponse reports whether m is a response.
+func (m *Message) IsResponse() bool { return m.Method == "" && len(m.ID) > 0 }
+
+// flags parse without copying and match keys exactly, as JSON-RPC names them.
+const flags = sj.ZeroCopy | sj.DontMatchCaseInsensitiveStructFields
+
+// Unmarshal decodes the JSON value data into v, as encoding/json would but
+// with keys matched exactly. Strings and raw values in v alias data.
+func Unmarshal(data []byte, v any) error {
+	rest, err := sj.Parse(data, v, flags)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("invalid character %q after the JSON value", rest[0])
+	}
+	return nil
+}
+
+// Decode decodes the JSON value data into Go's generic values, numbers as
+// json.Number: the form a JSON Schema validator takes.
+func Decode(data []byte) (any, error) {
+	var v any
+	rest, err := sj.Parse(data, &v, sj.UseNumber|sj.ZeroCopy)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("invalid character %q after the JSON value", rest[0])
+	}
+	return v, nil
+}
+
+// ParseError is a line that is not a valid JSON-RPC message. Code says
+// which: not JSON at all (CodeParseError), or JSON that is not a message
+// (CodeInvalidRequest). ID is the message's id when one could be read.
+type ParseError struct {
+	Code int
+	ID   json.RawMessage
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return e.Msg }
+
+// Parse reads the envelope of one message. The line must be a whole JSON
+// object: a batch, or JSON-RPC that is not 2.0, is refused.
+func Parse(line []byte, m *Message) error {
+	*m = Message{}
+	if !sj.Valid(line) {
+		return &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		return &ParseError{Code: CodeInvalidRequest, Msg: "JSON-RPC batches are not supported"}
+	default:
+		return &ParseError{Code: CodeInvalidRequest, Msg: "a JSON-RPC message must be a JSON object"}
+	}
+	if err := Unmarshal(line, m); err != nil {
+		return &ParseError{Code: CodeInvalidRequest, Msg: "the message's envelope does not decode: " + Explain(err)}
+	}
+	id := m.ID
+	if !validID(id) {
+		m.ID = nil
+		return &ParseError{Code: CodeInvalidRequest, Msg: "a JSON-RPC id must be a string or a number"}
+	}
+	if isNull(id) {
+		m.ID = nil
+	}
+	switch {
+	case m.JSONRPC != "2.0":
+		return &ParseError{Code: CodeInvalidRequest, ID: m.ID, Msg: `the message lacks "jsonrpc": "2.0"`}
+	case m.Method == "" && len(m.ID) == 0 && (m.Result != nil || m.Error != nil):
+		return nil // a response to an id that could not be read: the SDK reports it
+	case m.Method == "" && len(m.ID) == 0:
+		return &ParseError{Code: CodeInvalidRequest, Msg: "the message is neither a request, a notification nor a response"}
+	case m.Method == "" && m.Result == nil && m.Error == nil:
+		return &ParseError{Code: CodeInvalidRequest, ID: m.ID, Msg: `the message has an id but neither "method" nor "result" nor "error"`}
+	}
+	return nil
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 || isNull(id) {
+		return true
+	}
+	switch c := id[0]; {
+	case c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+func isNull(b json.RawMessage) bool { return len(b) == 4 && string(b) == "null" }
+
+// AppendResponse appends a response frame, newline included, that answers
+// id with result; both are JSON values and are copied as they are.
+func AppendResponse(dst, id, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, "}\n"...)
+}
+
+// AppendError appends an error response frame for id (null when nil).
+func AppendError(dst, id []byte, code int, msg string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, msg)
+	return append(dst, "}}\n"...)
+}
+
+// AppendRequest appends a request frame; params is a JSON object.
+func AppendRequest(dst, id []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"method":`...)
+	dst = AppendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst = append(dst, params...)
+	return append(dst, "}\n"...)
+}
+
+// AppendNotification appends a notification frame; params is a JSON object.
+func AppendNotification(dst []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = AppendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	dst = append(dst, params...)
+	return append(dst, "}\n"...)
+}
+
+func appendID(dst, id []byte) []byte {
+	if len(id) == 0 {
+		return append(dst, "null"...)
+	}
+	return append(dst, id...)
+}
+
+// AppendString appends s as a JSON string.
+func AppendString(dst []byte, s string) []byte {
+	return sj.AppendEscape(dst, s, 0)
+}
+
+// Quote returns s as a JSON string.
+func Quote(s string) string { return string(AppendString(nil, s)) }
+
+// Explain turns a JSON decoding error into words for a user or a model:
+// what was expected where, never the Go types it was decoded into.
+func Explain(err error) string {
+	var te *sj.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := ""
+		if te.Field != "" {
+			where = fmt.Sprintf(" at %q", te.Field)
+		}
+		return fmt.Sprintf("expected %s%s, got %s", jsonKind(te.Type.Kind().String()), where, te.Value)
+	}
+	var se *sj.SyntaxError
+	if errors.As(err, &se) {
+		return "not valid JSON: " + se.Error()
+	}
+	return err.Error()
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "ptr", "interface":
+		return "a value"
+	}
+	return "a number"
+}

@@ -1,0 +1,193 @@
+package workbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+)
+
+// use_tool. The host's connection (host.go) hands each use_tool call here
+// as bytes, and sends the result object it gets back as its response:
+// the server's own bytes, or a tool error in the workbench's words.
+
+// toolRef is use_tool's structured identifier.
+type toolRef struct {
+	Toolbox string `json:"toolbox"`
+	Server  string `json:"server"`
+	Tool    string `json:"tool"`
+}
+
+// useTool serves one use_tool call whose input (the tool's "arguments") is
+// input. reply gets the result object to answer with, exactly once, on
+// another goroutine or before useTool returns. cancel gives the call up.
+func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressFunc, reply func(json.RawMessage)) (cancel func()) {
+	ref, rawArgs, err := parseUseInput(input)
+	if err != nil {
+		reply(resultJSON("use_tool: "+err.Error(), true))
+		return func() {}
+	}
+	args, err := objectArgs(rawArgs)
+	if err != nil {
+		reply(ref.refused(err.Error()))
+		return func() {}
+	}
+	return w.use(ref, args, progress, reply)
+}
+
+// Use is use_tool from Go: it calls tool of server in toolbox with args (a
+// JSON object), opening the toolbox first if it never was, and returns the
+// server's result object as the server sent it, or a tool error that names
+// toolbox, server and tool. progress, if set, receives the call's progress
+// notifications.
+func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) json.RawMessage {
+	ref := toolRef{Toolbox: toolbox, Server: server, Tool: tool}
+	ch := make(chan json.RawMessage, 1)
+	cancel := w.use(ref, args, progress, func(res json.RawMessage) { ch <- res })
+	select {
+	case res := <-ch:
+		return res
+	case <-ctx.Done():
+		cancel()
+		return ref.failed(ctx.Err())
+	}
+}
+
+func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, reply func(json.RawMessage)) (cancel func()) {
+	refuse := func(reason string) func() {
+		reply(ref.refused(reason))
+		return func() {}
+	}
+	tb := w.byName[ref.Toolbox]
+	if tb == nil {
+		return refuse(w.toolboxNotFound(ref.Toolbox))
+	}
+	s := tb.server(ref.Server)
+	if s == nil {
+		names := make([]string, len(tb.servers))
+		for i, s := range tb.servers {
+			names[i] = s.Name
+		}
+		return refuse(fmt.Sprintf("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", ")))
+	}
+	if s.Config().Disabled {
+		return refuse("the server is disabled in the workbench configuration")
+	}
+	done := func(res json.RawMessage, err error) { reply(ref.result(res, err)) }
+	tb.mu.Lock()
+	opened := tb.opened
+	tb.mu.Unlock()
+	if opened {
+		return s.Start(ref.Tool, args, progress, done)
+	}
+	// The toolbox's first use opens it, as open_toolbox would, then calls.
+	ctx, cancelOpen := context.WithCancel(context.Background())
+	go func() {
+		defer cancelOpen()
+		if _, err := w.open(ctx, tb, false); err != nil {
+			done(nil, err)
+			return
+		}
+		if st := s.State(); st.Status == downstream.StatusError {
+			done(nil, st.Err) // the open just tried it, with its retries
+			return
+		}
+		res, err := s.Call(ctx, ref.Tool, args, progress)
+		done(res, err)
+	}()
+	return cancelOpen
+}
+
+// result is the result object for a call's outcome: the server's result,
+// or a tool error that names toolbox, server and tool.
+func (ref toolRef) result(res json.RawMessage, err error) json.RawMessage {
+	if err == nil {
+		return res
+	}
+	var refused *downstream.RefusedError
+	if errors.As(err, &refused) {
+		return ref.refused(refused.Reason)
+	}
+	return ref.failed(err)
+}
+
+// refused is a call the workbench turned down without calling the server.
+func (ref toolRef) refused(reason string) json.RawMessage {
+	return resultJSON(fmt.Sprintf("Cannot call tool '%s' in server '%s' (toolbox '%s'): %s", ref.Tool, ref.Server, ref.Toolbox, reason), true)
+}
+
+// failed is a call that failed on its way to or from the server.
+func (ref toolRef) failed(err error) json.RawMessage {
+	return resultJSON(fmt.Sprintf("Error executing tool '%s' in server '%s' (toolbox '%s'): %v", ref.Tool, ref.Server, ref.Toolbox, err), true)
+}
+
+// resultJSON is a tools/call result of one text block.
+func resultJSON(text string, isError bool) json.RawMessage {
+	b := append([]byte(`{"content":[{"type":"text","text":`), frame.AppendString(nil, text)...)
+	if isError {
+		return append(b, `}],"isError":true}`...)
+	}
+	return append(b, `}]}`...)
+}
+
+const refShape = `"tool" must be an object {"toolbox": "...", "server": "...", "tool": "..."} naming a tool listed by open_toolbox`
+
+// parseUseInput reads use_tool's input: the tool identifier and the
+// tool's arguments as given.
+func parseUseInput(input json.RawMessage) (toolRef, json.RawMessage, error) {
+	var in struct {
+		Tool      json.RawMessage `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	var ref toolRef
+	input = bytes.TrimSpace(input)
+	if len(input) == 0 || string(input) == "null" {
+		return ref, nil, errors.New("missing " + refShape)
+	}
+	if input[0] != '{' || frame.Unmarshal(input, &in) != nil {
+		return ref, nil, errors.New(`takes a JSON object {"tool": {"toolbox", "server", "tool"}, "arguments": {...}}`)
+	}
+	if len(in.Tool) == 0 || string(in.Tool) == "null" {
+		return ref, nil, errors.New("missing " + refShape)
+	}
+	if in.Tool[0] != '{' || frame.Unmarshal(in.Tool, &ref) != nil {
+		return ref, nil, errors.New(refShape)
+	}
+	var missing []string
+	for _, f := range []struct{ name, v string }{{"toolbox", ref.Toolbox}, {"server", ref.Server}, {"tool", ref.Tool}} {
+		if f.v == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return ref, nil, fmt.Errorf("the tool identifier needs a non-empty %s: %s", strings.Join(missing, ", "), refShape)
+	}
+	return ref, in.Arguments, nil
+}
+
+// objectArgs returns use_tool's "arguments" as a JSON object. Absent or
+// null means {}. A string holding a JSON object — a common slip of models —
+// is accepted as that object.
+func objectArgs(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := frame.Unmarshal(raw, &s); err == nil {
+			if inner := bytes.TrimSpace([]byte(s)); len(inner) > 0 && inner[0] == '{' && json.Valid(inner) {
+				return inner, nil
+			}
+		}
+	}
+	if raw[0] != '{' {
+		return nil, errors.New(`"arguments" must be a JSON object of the tool's arguments`)
+	}
+	return raw, nil
+}
