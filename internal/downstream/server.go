@@ -350,7 +350,7 @@ type conn struct {
 	calls   map[string]*inflight // by progress token; nil once ended
 
 	tools       atomic.Pointer[ToolSet]
-	listMu      sync.Mutex  // one tools/list walk at a time
+	listMu      sync.Mutex // one tools/list walk at a time
 	connectTime time.Duration
 
 	ready   chan struct{} // closed once connected and first listed
