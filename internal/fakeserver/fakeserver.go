@@ -46,6 +46,7 @@ const (
 	EnvRefFile     = "FAKE_REF_FILE"     // a schema file that the tool "ref" points its $ref at
 	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
+	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -55,6 +56,7 @@ const (
 	CallsFile   = "calls"   // one line per tool call: the tool's name
 	CancelsFile = "cancels" // one line per cancelled call: the tool's name
 	PIDsFile    = "pids"    // one line per start: the process id
+	ListsFile   = "lists"   // one line per tools/list request
 )
 
 // MaybeRun runs the fake server and exits if this process was started as
@@ -139,9 +141,12 @@ func run() error {
 	var inFlight sync.WaitGroup
 	f.server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "tools/call" {
+			switch method {
+			case "tools/call":
 				inFlight.Add(1)
 				defer inFlight.Done()
+			case "tools/list":
+				f.record(ListsFile, "list")
 			}
 			return next(ctx, method, req)
 		}
@@ -149,8 +154,8 @@ func run() error {
 	defer waitTimeout(&inFlight, 5*time.Second)
 	f.addTools()
 	var t mcp.Transport = &mcp.StdioTransport{}
-	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" {
-		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1"}
+	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" {
+		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1"}
 	}
 	err := f.server.Run(context.Background(), t)
 	if os.Getenv(EnvWriteAtEOF) == "1" {
@@ -290,6 +295,16 @@ func (f *fake) addTools() {
 		return text(fmt.Sprintf("done after %d steps", in.Steps)), nil
 	})
 	f.server.AddTool(&mcp.Tool{
+		Name:        "big",
+		Description: "Returns a text of the given number of bytes.",
+		InputSchema: schema(`{"type":"object","properties":{"bytes":{"type":"integer"}},"required":["bytes"]}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f.record(CallsFile, "big")
+		var in struct{ Bytes int }
+		_ = json.Unmarshal(req.Params.Arguments, &in)
+		return text(strings.Repeat("x", in.Bytes)), nil
+	})
+	f.server.AddTool(&mcp.Tool{
 		Name:        "crash",
 		Description: "Exits the server process in the middle of the call.",
 		InputSchema: schema(`{"type":"object"}`),
@@ -425,7 +440,7 @@ func (f *fake) addTools() {
 // block of a type of its own.
 type mangler struct {
 	mcp.Transport
-	junk, extra bool
+	junk, extra, stray bool
 }
 
 func (m *mangler) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -448,6 +463,12 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.m.junk {
 		fmt.Fprintln(os.Stdout, "this line is not JSON-RPC: a server printing a banner on stdout")
 		fmt.Fprintln(os.Stdout, `{"level":"info","msg":"a JSON log line on stdout, not JSON-RPC either"}`)
+	}
+	if _, ok := msg.(*jsonrpc.Response); ok && c.m.stray {
+		// Answers to requests never made: one with an id of the
+		// workbench's own form, one with a number.
+		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":"wb-stray","result":{"content":[{"type":"text","text":"stray"}]}}`)
+		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":987654,"result":{"content":[]}}`)
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.extra && len(resp.Result) > 0 {
 		var page map[string]json.RawMessage

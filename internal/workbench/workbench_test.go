@@ -303,7 +303,7 @@ func TestOpenToolbox(t *testing.T) {
 	for _, s := range r.Servers {
 		statuses = append(statuses, fmt.Sprintf("%s:%s:%d", s.Name, s.Status, s.Tools))
 	}
-	if got := strings.Join(statuses, " "); got != "a:connected:14 b:connected:2 off:disabled:0" {
+	if got := strings.Join(statuses, " "); got != "a:connected:15 b:connected:2 off:disabled:0" {
 		t.Errorf("servers = %s", got)
 	}
 	for _, tool := range r.Tools {
@@ -429,7 +429,7 @@ func TestUseTool(t *testing.T) {
 		{use("nope", "a", "echo", nil), "Cannot call tool 'echo' in server 'a' (toolbox 'nope'): Toolbox 'nope' not found. Available toolboxes: dev, prod"},
 		{use("dev", "zz", "echo", nil), "Cannot call tool 'echo' in server 'zz' (toolbox 'dev'): toolbox 'dev' has no server 'zz'. Its servers: a, b, off"},
 		{use("dev", "off", "echo", nil), "Cannot call tool 'echo' in server 'off' (toolbox 'dev'): the server is disabled in the workbench configuration"},
-		{use("dev", "a", "nope", nil), "Cannot call tool 'nope' in server 'a' (toolbox 'dev'): no such tool; this server's tools are: add, bad_schema, change_tools, crash, crash_once, echo,"},
+		{use("dev", "a", "nope", nil), "Cannot call tool 'nope' in server 'a' (toolbox 'dev'): no such tool; this server's tools are: add, bad_schema, big, change_tools, crash, crash_once, echo,"},
 		{use("dev", "b", "fail", nil), "Cannot call tool 'fail' in server 'b' (toolbox 'dev'): the tool is not offered: the workbench configuration's toolFilters exclude it"},
 		{use("dev", "b", "add", map[string]any{"a": "x"}), "Cannot call tool 'add' in server 'b' (toolbox 'dev'): arguments do not match the tool's inputSchema:\n- (root): missing property 'b'\n- /a: got string, want number"},
 		{use("dev", "b", "add", []int{1}), `Cannot call tool 'add' in server 'b' (toolbox 'dev'): "arguments" must be a JSON object`},
