@@ -87,6 +87,14 @@ type Server struct {
 	ConnectionTimeout time.Duration
 	RequestTimeout    time.Duration
 	MaxRetries        int
+
+	// Catalog allows open_toolbox to answer from the tool catalog (the
+	// tools this server listed before) while the server starts. Default
+	// true; "catalog" at the top level or on the server turns it off.
+	Catalog bool
+	// IdleTimeout stops the server after this long with no call in flight
+	// and none made; 0 (the default) never stops it.
+	IdleTimeout time.Duration
 }
 
 // Toolbox returns the toolbox with the given name, or nil.
