@@ -87,6 +87,14 @@ type Server struct {
 	ConnectionTimeout time.Duration
 	RequestTimeout    time.Duration
 	MaxRetries        int
+
+	// Catalog allows open_toolbox to answer from the tool catalog (the
+	// tools this server listed before) while the server starts. Default
+	// true; "catalog" at the top level or on the server turns it off.
+	Catalog bool
+	// IdleTimeout stops the server after this long with no call in flight
+	// and none made; 0 (the default) never stops it.
+	IdleTimeout time.Duration
 }
 
 // Toolbox returns the toolbox with the given name, or nil.
@@ -187,14 +195,26 @@ func Load(path string) (*Config, error) {
 
 // LoadWith is [Load] with the environment given by lookup.
 func LoadWith(path string, lookup LookupFunc) (*Config, error) {
+	cfg, _, err := loadFile(path, lookup)
+	return cfg, err
+}
+
+// loadFile is [LoadWith], also returning the bytes read (nil if the file
+// could not be read), so that a watcher can tell an unchanged file.
+func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			abs, _ := filepath.Abs(path)
-			return nil, fmt.Errorf("configuration file %s not found (give one with --config PATH or %s, see workbench-config.example.json)", abs, EnvConfig)
+			return nil, nil, fmt.Errorf("configuration file %s not found (give one with --config PATH or %s, see workbench-config.example.json)", abs, EnvConfig)
 		}
-		return nil, fmt.Errorf("reading configuration: %w", err)
+		return nil, nil, fmt.Errorf("reading configuration: %w", err)
 	}
+	cfg, err := loadData(path, data, lookup)
+	return cfg, data, err
+}
+
+func loadData(path string, data []byte, lookup LookupFunc) (*Config, error) {
 	cfg, err := Parse(data, lookup)
 	if err != nil {
 		var ce *Error

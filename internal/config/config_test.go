@@ -53,6 +53,7 @@ func TestLoadValidFull(t *testing.T) {
 		ConnectionTimeout: 10 * time.Second, // top-level default
 		RequestTimeout:    DefaultRequestTimeout,
 		MaxRetries:        1, // top-level default
+		Catalog:           true,
 	}
 	if !reflect.DeepEqual(fs, wantFS) {
 		t.Errorf("filesystem =\n%+v\nwant\n%+v", fs, wantFS)

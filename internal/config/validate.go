@@ -106,10 +106,13 @@ func (v *validator) warnUnknown(n *node, p string, known map[string]string, what
 	}
 }
 
-// limits are the three numbers a server may set, inherited from the top level.
+// limits are the settings a server may take from the top level: the three
+// numbers of the contract, idleTimeoutMs and catalog.
 type limits struct {
 	connect, request time.Duration
 	retries          int
+	idle             time.Duration
+	catalog          bool
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
@@ -118,7 +121,12 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		return cfg
 	}
 	v.warnUnknown(root, "", info.top, "top-level")
-	def := readLimits(root, limits{DefaultConnectionTimeout, DefaultRequestTimeout, DefaultMaxRetries})
+	def := readLimits(root, limits{
+		connect: DefaultConnectionTimeout,
+		request: DefaultRequestTimeout,
+		retries: DefaultMaxRetries,
+		catalog: true,
+	})
 	tbs := root.get("toolboxes")
 	if tbs == nil || tbs.kind != kObject {
 		return cfg
@@ -168,6 +176,8 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		ConnectionTimeout: lim.connect,
 		RequestTimeout:    lim.request,
 		MaxRetries:        lim.retries,
+		Catalog:           lim.catalog,
+		IdleTimeout:       lim.idle,
 	}
 	// Below, each check runs only where the schema found nothing wrong, so
 	// that no problem is reported twice.
@@ -293,6 +303,10 @@ func readLimits(n *node, def limits) limits {
 	if r, ok := integer(n.get("maxRetries")); ok {
 		out.retries = int(r)
 	}
+	if ms, ok := integer(n.get("idleTimeoutMs")); ok {
+		out.idle = time.Duration(ms) * time.Millisecond
+	}
+	out.catalog = boolean(n.get("catalog"), out.catalog)
 	return out
 }
 
