@@ -50,17 +50,18 @@ func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done 
 	})
 	c.callsMu.Unlock()
 
-	id := make([]byte, 0, len(key)+2)
-	id = frame.AppendString(id, key)
-	params := make([]byte, 0, len(args)+len(t.Name)+len(key)+64)
-	params = append(params, `{"name":`...)
-	params = frame.AppendString(params, t.Name)
-	params = append(params, `,"arguments":`...)
-	params = append(params, args...)
-	params = append(params, `,"_meta":{"progressToken":`...)
-	params = append(params, id...)
-	params = append(params, "}}"...)
-	if err := c.stdio.out.send(frame.AppendRequest(nil, id, "tools/call", params)); err != nil {
+	// {"jsonrpc":"2.0","id":"wb-…","method":"tools/call","params":{"name":…,"arguments":…,"_meta":{"progressToken":"wb-…"}}}
+	line := make([]byte, 0, len(args)+len(t.Name)+2*len(key)+128)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, key...)
+	line = append(line, `","method":"tools/call","params":{"name":`...)
+	line = frame.AppendString(line, t.Name)
+	line = append(line, `,"arguments":`...)
+	line = append(line, args...)
+	line = append(line, `,"_meta":{"progressToken":"`...)
+	line = append(line, key...)
+	line = append(line, "\"}}}\n"...)
+	if err := c.stdio.out.send(line); err != nil {
 		c.finishRelay(key, nil, &lostError{reason: err}, "")
 	}
 	return func() { c.finishRelay(key, nil, context.Canceled, "cancelled by the client") }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	sj "github.com/segmentio/encoding/json"
@@ -206,6 +207,7 @@ func isNull(b json.RawMessage) bool { return len(b) == 4 && string(b) == "null" 
 // AppendResponse appends a response frame, newline included, that answers
 // id with result; both are JSON values and are copied as they are.
 func AppendResponse(dst, id, result []byte) []byte {
+	dst = slices.Grow(dst, len(id)+len(result)+40)
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
 	dst = append(dst, `,"result":`...)
