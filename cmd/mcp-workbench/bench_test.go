@@ -137,7 +137,7 @@ func BenchmarkCall(b *testing.B) {
 // size of a file a model reads: what a call costs where there is more to
 // decode than the envelope.
 func BenchmarkCallLarge(b *testing.B) {
-	for _, mode := range []string{"direct", "workbench"} {
+	for _, mode := range []string{"direct", "relay", "workbench"} {
 		b.Run(mode, func(b *testing.B) { benchCalls(b, newCaller(b, mode, 64<<10)) })
 	}
 }
@@ -172,7 +172,7 @@ func benchCalls(b *testing.B, c *caller) {
 // and, for the workbench, its peak resident memory.
 func BenchmarkThroughput(b *testing.B) {
 	for _, n := range []int{1, 16, 64} {
-		for _, mode := range []string{"direct", "workbench"} {
+		for _, mode := range []string{"direct", "relay", "workbench"} {
 			b.Run(fmt.Sprintf("inflight=%d/%s", n, mode), func(b *testing.B) {
 				c := newCaller(b, mode, 64)
 				var next atomic.Int64
