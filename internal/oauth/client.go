@@ -436,4 +436,3 @@ func isPrivateHost(serverURL string) bool {
 	}
 	return false
 }
-

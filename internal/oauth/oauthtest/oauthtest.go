@@ -74,11 +74,11 @@ type Server struct {
 	Issuer string // the authorization server
 	o      Options
 
-	mu       sync.Mutex
-	clients  map[string][]string // client id → redirect URIs
-	codes    map[string]grant
-	access   map[string]time.Time // access token → expiry
-	refresh  map[string]string    // refresh token → client id
+	mu      sync.Mutex
+	clients map[string][]string // client id → redirect URIs
+	codes   map[string]grant
+	access  map[string]time.Time // access token → expiry
+	refresh map[string]string    // refresh token → client id
 
 	Logins, Refreshes, Registrations, Calls atomic.Int32
 	as                                      *http.Server
