@@ -300,6 +300,11 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return c.needsLogin("the server asks for more scopes than the login granted ("+bearerParam(challenges, "scope")+")", nil)
 	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if sent == "" && !hasBearer(challenges) {
+		// Not an OAuth server: it wants some other credential (a header).
+		// Not an *Error, so that the connect is retried as any refusal.
+		return fmt.Errorf("HTTP %s without asking for an OAuth login (no WWW-Authenticate: Bearer); does the server need a header such as Authorization?", resp.Status)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loadLocked()
@@ -314,6 +319,15 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return c.failed("the server refused a token its authorization server issued moments ago (HTTP 401); check the server's resource URL and scopes", nil)
 	}
 	return c.refreshLocked(sent)
+}
+
+func hasBearer(cs []oauthex.Challenge) bool {
+	for _, ch := range cs {
+		if ch.Scheme == "bearer" {
+			return true
+		}
+	}
+	return false
 }
 
 func bearerParam(cs []oauthex.Challenge, name string) string {
