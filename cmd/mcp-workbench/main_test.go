@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,6 +29,7 @@ const envMain = "WB_TEST_MAIN"
 func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	fakeserver.MaybeRun()
+	oauthtest.MaybeBrowse()
 	if os.Getenv(envMain) == "1" {
 		os.Exit(profiled(mainExit))
 	}
