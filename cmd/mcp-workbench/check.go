@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -100,6 +101,9 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 					reason = o.err.Error()
 				}
 				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
+			}
+			if line := oauth.Status(cfg.Path, name, s.Config(), st.Status == downstream.StatusConnected); line != "" && st.Status != downstream.StatusDisabled {
+				fmt.Fprintf(stdout, "  %-20s login: %s\n", "", line)
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,6 +29,7 @@ const envMain = "WB_TEST_MAIN"
 func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	fakeserver.MaybeRun()
+	oauthtest.MaybeBrowse()
 	if os.Getenv(envMain) == "1" {
 		os.Exit(profiled(mainExit))
 	}
@@ -443,7 +445,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, want := range []string{
 		"good — All fine", "open_toolbox returns", "tokens)",
-		"  a                    connected   14 tools  started in",
+		"  a                    connected   15 tools  started in",
 		"  off                  disabled",
 		"  dying                error      could not start (1 attempt): exited with exit status 9 during start-up",
 		"a host sees the workbench's two tools:", "1 of 3 server(s) failed to start.",

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,6 +45,10 @@ Usage:
                                             each one, and exit 1 if any fails
   mcp-workbench call [--config PATH] [--json] TOOLBOX SERVER TOOL [JSON-ARGS]
                                             call one tool, as use_tool does (JSON-ARGS "-" reads stdin)
+  mcp-workbench login [--config PATH] TOOLBOX SERVER
+                                            log in to a remote server that asks for OAuth
+  mcp-workbench logout [--config PATH] TOOLBOX SERVER
+                                            remove the tokens of a server's login
   mcp-workbench import HOST-CONFIG [--out FILE] [--force] [--toolbox NAME]
                                             turn a host's mcpServers into a workbench configuration
   mcp-workbench --version | help
@@ -67,6 +72,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "import":
 		return importCommand(args, stdout, stderr)
+	case "login":
+		return login(ctx, args, stdout, stderr)
+	case "logout":
+		return logout(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -204,6 +213,9 @@ func validate(cfg *config.Config, stdout io.Writer) error {
 				filters = " tools: " + strings.Join(s.ToolFilters, ", ")
 			}
 			fmt.Fprintf(stdout, "  %-16s %-5s %s%s%s\n", s.Name, s.Transport, target, filters, state)
+			if line := oauth.Status(cfg.Path, tb.Name, s, false); line != "" && !s.Disabled {
+				fmt.Fprintf(stdout, "  %-16s       %s\n", "", line)
+			}
 		}
 	}
 	return nil

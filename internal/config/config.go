@@ -78,6 +78,10 @@ type Server struct {
 	// http and sse
 	URL     string
 	Headers map[string]string
+	// OAuth holds the optional "oauth" object of an http or sse server: the
+	// fields Claude Code's entries use. Nil when the entry has none; such a
+	// server is still logged in to if it answers 401 (see internal/oauth).
+	OAuth *OAuth
 
 	// ToolFilters selects the tools offered: exact names or glob patterns
 	// (path.Match syntax). Nil means every tool.
@@ -95,6 +99,35 @@ type Server struct {
 	// IdleTimeout stops the server after this long with no call in flight
 	// and none made; 0 (the default) never stops it.
 	IdleTimeout time.Duration
+}
+
+// AuthorizationHeader reports whether the server's headers set
+// Authorization (in any case): such a server is never logged in to.
+func (s *Server) AuthorizationHeader() bool {
+	for k := range s.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
+// OAuth is a server's "oauth" object. Every field is optional.
+type OAuth struct {
+	// ClientID is a client registered with the authorization server
+	// beforehand, for servers without dynamic client registration.
+	ClientID string
+	// ClientSecret goes with ClientID for confidential clients. It is a
+	// secret: never logged, never repeated in a message.
+	ClientSecret string
+	// CallbackPort fixes the redirect to http://localhost:PORT/callback,
+	// the URL a pre-registered client was registered with. 0: any free port.
+	CallbackPort int
+	// AuthServerMetadataURL (https) names the authorization server's
+	// metadata document, skipping discovery.
+	AuthServerMetadataURL string
+	// Scopes, space-separated, replace the scopes discovery would ask for.
+	Scopes string
 }
 
 // Toolbox returns the toolbox with the given name, or nil.

@@ -29,6 +29,7 @@ type schemaInfo struct {
 	top      map[string]string // property → description
 	toolbox  map[string]string
 	server   map[string]string
+	oauth    map[string]string
 }
 
 var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
@@ -70,6 +71,7 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 		top:      describe(raw.object),
 		toolbox:  describe(raw.Defs["toolbox"]),
 		server:   describe(raw.Defs["server"]),
+		oauth:    describe(raw.Defs["oauth"]),
 	}, nil
 })
 
@@ -156,8 +158,13 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		return
 	case *jskind.Pattern:
 		msg := "must not be blank: " + lowerFirst(info.toolbox["description"])
-		if strings.HasPrefix(k.Want, "^[hH]") {
+		switch {
+		case strings.HasPrefix(k.Want, "^[hH][tT][tT][pP][sS]://"):
+			msg = fmt.Sprintf("must be an https:// URL, got %q", k.Got)
+		case strings.HasPrefix(k.Want, "^[hH]"):
 			msg = fmt.Sprintf("must be an http:// or https:// URL, got %q", k.Got)
+		case len(ve.InstanceLocation) != 3:
+			msg = "must not be blank"
 		}
 		*out = append(*out, Problem{Path: path, Msg: msg})
 		return
@@ -231,14 +238,18 @@ func propsAt(loc []string, info *schemaInfo) map[string]string {
 		return info.toolbox
 	case 4:
 		return info.server
+	case 5:
+		if loc[4] == "oauth" {
+			return info.oauth
+		}
 	}
 	return nil
 }
 
-// isSecret reports whether loc is a value of a server's env or headers:
-// secrets that no message may repeat.
+// isSecret reports whether loc is a value of a server's env or headers, or
+// its oauth.clientSecret: secrets that no message may repeat.
 func isSecret(loc []string) bool {
-	return len(loc) == 6 && loc[2] == "mcpServers" && (loc[4] == "env" || loc[4] == "headers")
+	return len(loc) == 6 && loc[2] == "mcpServers" && (loc[4] == "env" || loc[4] == "headers" || loc[4] == "oauth" && loc[5] == "clientSecret")
 }
 
 // typeMessage explains a value of the wrong type; n, when given, lets it

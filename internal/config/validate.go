@@ -171,6 +171,7 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		Cwd:               str(n.get("cwd")),
 		URL:               str(n.get("url")),
 		Headers:           strMap(n.get("headers")),
+		OAuth:             v.oauth(n.get("oauth"), JoinPath(p, "oauth"), info),
 		ToolFilters:       strs(n.get("toolFilters")),
 		Disabled:          boolean(n.get("disabled"), false) || !boolean(n.get("enabled"), true),
 		ConnectionTimeout: lim.connect,
@@ -204,6 +205,9 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		if n.get("headers") != nil {
 			v.warn(JoinPath(p, "headers"), "ignored: this is a stdio server")
 		}
+		if n.get("oauth") != nil {
+			v.warn(JoinPath(p, "oauth"), "ignored: this is a stdio server")
+		}
 	case HTTP, SSE:
 		if s.URL == "" {
 			v.problem(JoinPath(p, "url"), "required for a %s server", s.Transport)
@@ -215,8 +219,42 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 				v.warn(JoinPath(p, k), "ignored: this is a %s server (it has \"url\")", s.Transport)
 			}
 		}
+		if s.OAuth != nil && s.AuthorizationHeader() {
+			v.warn(JoinPath(p, "oauth"), "ignored: the server's Authorization header is sent instead of a login")
+		}
 	}
 	return s
+}
+
+// oauth reads a server's "oauth" object. The schema checks the types; this
+// checks what goes together. clientSecret is never quoted.
+func (v *validator) oauth(n *node, p string, info *schemaInfo) *OAuth {
+	if n == nil || n.kind != kObject {
+		return nil
+	}
+	v.warnUnknown(n, p, info.oauth, "oauth")
+	o := &OAuth{
+		ClientID:              str(n.get("clientId")),
+		ClientSecret:          str(n.get("clientSecret")),
+		AuthServerMetadataURL: str(n.get("authServerMetadataUrl")),
+		Scopes:                strings.Join(strings.Fields(str(n.get("scopes"))), " "),
+	}
+	if port, ok := integer(n.get("callbackPort")); ok {
+		o.CallbackPort = int(port)
+	}
+	if n.get("clientSecret") != nil && n.get("clientId") == nil && !v.hasProblemUnder(JoinPath(p, "clientSecret")) {
+		v.problem(JoinPath(p, "clientSecret"), "needs \"clientId\": a secret belongs to a client registered beforehand")
+	}
+	if u := o.AuthServerMetadataURL; u != "" && !v.hasProblemUnder(JoinPath(p, "authServerMetadataUrl")) {
+		if err := checkURL(u); err != nil {
+			v.problem(JoinPath(p, "authServerMetadataUrl"), "%v", err)
+		} else if !strings.EqualFold(u[:len("https")], "https") {
+			v.problem(JoinPath(p, "authServerMetadataUrl"), "must be an https:// URL, got %q", u)
+		} else {
+			v.warn(JoinPath(p, "authServerMetadataUrl"), "not used yet: the authorization server is discovered from the server (go-sdk's login handler cannot skip discovery)")
+		}
+	}
+	return o
 }
 
 // transport reads "transport" or its synonym "type" (Claude Code's name), or

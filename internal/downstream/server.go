@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,8 @@ type Options struct {
 	// Backoff gives the wait before retry n (from 1). Default: 500ms
 	// doubling, at most 8s.
 	Backoff func(retry int) time.Duration
+	// ConfigPath is the configuration's file, named in login commands.
+	ConfigPath string
 }
 
 func (o *Options) stopGrace() time.Duration {
@@ -98,6 +101,10 @@ type Server struct {
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
 
+	// oauth logs in to a remote server that asks for it; nil for stdio
+	// servers and those with an Authorization header.
+	oauth *oauth.Client
+
 	// speaksSSE is set once a server configured by url alone turned out to
 	// speak the SSE transport rather than streamable HTTP.
 	speaksSSE atomic.Bool
@@ -117,7 +124,12 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
 		query = u.RawQuery
 	}
+	var oc *oauth.Client
+	if oauth.Applies(cfg) {
+		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
+	}
 	return &Server{
+		oauth:   oc,
 		query:   query,
 		Toolbox: toolbox,
 		Name:    cfg.Name,
@@ -271,6 +283,13 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			s.log.Info("the server refused streamable HTTP; trying the SSE transport at the same url")
 			s.speaksSSE.Store(true)
 			c, err = s.dialOnce()
+		}
+		var loginErr *oauth.Error
+		if errors.As(err, &loginErr) {
+			// Retrying cannot help, and the SDK's wrapping only hides the
+			// command to run.
+			s.log.Warn("could not start", "error", loginErr)
+			return nil, &ConnectError{Attempts: attempt, Err: loginErr}
 		}
 		err = s.redact(err)
 		if err == nil {

@@ -29,11 +29,23 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 			c.probe = &postProbe{base: base}
 			client = &http.Client{Transport: c.probe}
 		}
-		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, nil
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+		if s.oauth != nil {
+			s.oauth.Reload() // a login since the last attempt counts
+			t.OAuthHandler = s.oauth
+		}
+		return t, nil
 	case config.SSE:
 		c.cap = newCapture()
+		client := httpClient(s.cfg.Headers)
+		if s.oauth != nil {
+			// The SSE transport has no OAuthHandler: the token goes in
+			// through the client instead.
+			s.oauth.Reload()
+			client = s.oauth.HTTPClient(client.Transport)
+		}
 		return &captureTransport{
-			Transport: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers)},
+			Transport: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client},
 			cap:       c.cap,
 		}, nil
 	default:

@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -92,7 +93,28 @@ func TestMain(m *testing.M) {
 	// The race detector makes every instrumented process sleep a second
 	// at exit; fake servers and watchdogs are such processes.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	os.Exit(m.Run())
+	os.Exit(runAwayFromHome(m))
+}
+
+// runAwayFromHome runs the tests with HOME and the XDG folders in a
+// temporary folder: nothing a test starts reads or writes the real user's
+// files (tokens, the tool catalog).
+func runAwayFromHome(m *testing.M) int {
+	home, err := os.MkdirTemp("", "wb-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeserver:", err)
+		return 1
+	}
+	defer os.RemoveAll(home)
+	for name, dir := range map[string]string{
+		"HOME": home, "USERPROFILE": home,
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
+		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "XDG_STATE_HOME": filepath.Join(home, ".local", "state"),
+		"APPDATA": filepath.Join(home, "AppData", "Roaming"), "LOCALAPPDATA": filepath.Join(home, "AppData", "Local"),
+	} {
+		os.Setenv(name, dir)
+	}
+	return m.Run()
 }
 
 // RepoRoot returns the repository's top folder (where go.mod is).

@@ -100,7 +100,7 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
 		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.cfg.ToolboxNames(), ", ")), nil
 	}
-	return w.Open(ctx, *in.ToolboxName, in.Refresh), nil
+	return w.Open(withHost(ctx, req.Session), *in.ToolboxName, in.Refresh), nil
 }
 
 // Open is open_toolbox: it starts the toolbox's servers that are not
@@ -128,10 +128,14 @@ func (w *Workbench) open(ctx context.Context, tb *toolbox, refresh bool) (*mcp.C
 			continue
 		}
 		wg.Go(func() {
+			var err error
 			if refresh {
-				_, _ = s.Refresh(ctx)
+				_, err = s.Refresh(ctx)
 			} else {
-				_, _ = s.Connect(ctx)
+				_, err = s.Connect(ctx)
+			}
+			if err != nil {
+				w.loginThroughHost(ctx, s, err)
 			}
 		})
 	}

@@ -87,6 +87,9 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		w.watchdog = proctree.NewWatchdog(log)
 		do.Watchdog = w.watchdog
 	}
+	if do.ConfigPath == "" {
+		do.ConfigPath = cfg.Path
+	}
 	if do.ClientInfo == nil {
 		do.ClientInfo = &mcp.Implementation{Name: Name, Version: opts.Version}
 	}

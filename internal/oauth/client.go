@@ -1,0 +1,452 @@
+// Package oauth logs the workbench in to remote MCP servers that ask for
+// OAuth, as MCP's authorization spec describes: go-sdk's
+// [auth.AuthorizationCodeHandler] runs discovery, registration, PKCE and the
+// code exchange; this package adds what a command-line program around it
+// needs — the loopback redirect receiver, the browser, the token store
+// shared by every workbench process, refresh without the user, and errors
+// that say which command to run.
+//
+// While serving, a [Client] is the [auth.OAuthHandler] of a streamable HTTP
+// server (and the bearer of an SSE server's requests): it sends the stored
+// token, refreshes it, and answers a 401 it cannot fix with an [*Error]
+// that asks for `mcp-workbench login`. It never opens a browser itself.
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// Applies reports whether a server may be logged in to: a remote server
+// that sends no Authorization header of its own.
+func Applies(s *config.Server) bool {
+	return (s.Transport == config.HTTP || s.Transport == config.SSE) && !s.AuthorizationHeader()
+}
+
+// LoginCommand is the command that logs in to server of toolbox, with
+// --config when the configuration is not the one found by default.
+func LoginCommand(configPath, toolbox, server string) string {
+	cmd := "mcp-workbench login"
+	if configPath != "" && configPath != config.DefaultPath {
+		if abs, err := filepath.Abs(configPath); err == nil {
+			configPath = abs
+		}
+		cmd += " --config " + quoteArg(configPath)
+	}
+	return cmd + " " + quoteArg(toolbox) + " " + quoteArg(server)
+}
+
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Error is a login problem of one server: it names the toolbox and server,
+// says why, and, when a login would fix it, the command to run. Its text
+// never holds a token or a client secret.
+type Error struct {
+	Toolbox, Server string
+	// Command is the login command when a login would help, else "".
+	Command string
+	Reason  string
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Command != "" {
+		return fmt.Sprintf("login needed for server '%s' (toolbox '%s'): %s; run `%s`", e.Server, e.Toolbox, e.Reason, e.Command)
+	}
+	return fmt.Sprintf("login to server '%s' (toolbox '%s') failed: %s", e.Server, e.Toolbox, e.Reason)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// NeedsLogin reports whether a login would fix e.
+func (e *Error) NeedsLogin() bool { return e.Command != "" }
+
+// Client is the OAuth side of one remote server of one toolbox while the
+// workbench serves. It is safe for concurrent use.
+type Client struct {
+	Toolbox, Server string
+	cfg             *config.Server
+	command         string
+	store           *Store
+	storeErr        error
+	http            func() *http.Client // discovery and token requests
+
+	mu      sync.Mutex
+	loaded  bool
+	rec     *Record
+	loadErr error     // why the stored record was refused
+	fresh   time.Time // when this process last got a token from the authorization server
+}
+
+// NewClient returns the Client of server s of toolbox, with tokens from the
+// user's store. configPath goes into the login command of its errors.
+func NewClient(configPath, toolbox string, s *config.Server) *Client {
+	store, err := DefaultStore()
+	return &Client{
+		Toolbox: toolbox, Server: s.Name, cfg: s,
+		command: LoginCommand(configPath, toolbox, s.Name),
+		store:   store, storeErr: err,
+		http: sync.OnceValue(func() *http.Client { return httpClientFor(s.URL) }),
+	}
+}
+
+// WithStore makes c use store (tests).
+func (c *Client) WithStore(store *Store) *Client {
+	c.store, c.storeErr = store, nil
+	return c
+}
+
+var _ auth.OAuthHandler = (*Client)(nil)
+
+// Reload forgets what was read from the store, so that the next request
+// sees a login made since by another process. Connect attempts call it.
+func (c *Client) Reload() {
+	c.mu.Lock()
+	c.loaded, c.rec, c.loadErr = false, nil, nil
+	c.mu.Unlock()
+}
+
+func (c *Client) needsLogin(reason string, err error) *Error {
+	return &Error{Toolbox: c.Toolbox, Server: c.Server, Command: c.command, Reason: reason, Err: err}
+}
+
+func (c *Client) failed(reason string, err error) *Error {
+	return &Error{Toolbox: c.Toolbox, Server: c.Server, Reason: reason, Err: err}
+}
+
+// loadLocked reads the stored record once per connection. A record for
+// another client or authorization server than the configuration names is
+// not used.
+func (c *Client) loadLocked() {
+	if c.loaded {
+		return
+	}
+	c.loaded = true
+	if c.storeErr != nil {
+		c.loadErr = c.storeErr
+		return
+	}
+	rec, err := c.store.Load(c.cfg.URL)
+	if err != nil {
+		c.loadErr = err
+		return
+	}
+	if rec != nil {
+		if reason := mismatch(rec, c.cfg); reason != "" {
+			c.loadErr = errors.New(reason)
+			return
+		}
+	}
+	c.rec = rec
+}
+
+// mismatch says why a stored record does not fit the configuration, or "".
+func mismatch(rec *Record, s *config.Server) string {
+	if o := s.OAuth; o != nil && o.ClientID != "" && o.ClientID != rec.ClientID {
+		return "the stored login is for another client than oauth.clientId"
+	}
+	return ""
+}
+
+// TokenSource is the stored token, refreshed when it expires; nil when
+// there is no usable login (the server's 401 then leads to Authorize).
+func (c *Client) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loadLocked()
+	if c.rec == nil {
+		return nil, nil
+	}
+	return (*tokenSource)(c), nil
+}
+
+type tokenSource Client
+
+// Token returns the access token, refreshing it first if it expired.
+func (ts *tokenSource) Token() (*oauth2.Token, error) {
+	c := (*Client)(ts)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rec.usable() {
+		return c.rec.Token, nil
+	}
+	if err := c.refreshLocked(c.rec.Token.AccessToken); err != nil {
+		return nil, err
+	}
+	return c.rec.Token, nil
+}
+
+// refreshTimeout bounds a refresh: one round trip to the token endpoint.
+var refreshTimeout = 30 * time.Second
+
+// refreshLocked gets a new access token for the one the caller saw
+// refused or expired. Under the store's lock it reads the record again: if
+// another process refreshed meanwhile, its token is taken as is; otherwise
+// the newest refresh token is spent and the result written back before the
+// lock is released, so a rotated refresh token is never lost.
+func (c *Client) refreshLocked(seen string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	release, err := c.store.Lock(ctx, c.cfg.URL)
+	if err != nil {
+		return c.failed("cannot refresh the login", err)
+	}
+	defer release()
+	rec, err := c.store.Load(c.cfg.URL)
+	switch {
+	case err != nil:
+		c.rec, c.loadErr = nil, err
+		return c.needsLogin(err.Error(), err)
+	case rec == nil:
+		c.rec = nil
+		return c.needsLogin("the stored login was removed (logout?)", nil)
+	case rec.Token.AccessToken != seen && rec.usable():
+		c.rec = rec // another process refreshed it
+		return nil
+	case rec.Token.RefreshToken == "":
+		c.rec = rec
+		return c.needsLogin("the access token expired and the authorization server gave no refresh token", nil)
+	}
+	cfg := &oauth2.Config{
+		ClientID:     rec.ClientID,
+		ClientSecret: rec.ClientSecret,
+		Endpoint:     oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: rec.AuthStyle},
+		Scopes:       rec.Scopes,
+	}
+	if o := c.cfg.OAuth; o != nil && o.ClientSecret != "" && o.ClientID == rec.ClientID {
+		cfg.ClientSecret = o.ClientSecret
+	}
+	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, c.http()), &oauth2.Token{RefreshToken: rec.Token.RefreshToken}).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			// Revoked, expired or unknown refresh token: only a login helps.
+			return c.needsLogin("the authorization server refused to refresh the login ("+describeRetrieveError(re)+")", errNoDetail)
+		}
+		return c.failed("refreshing the login: the authorization server did not answer", redactURLError(err))
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = rec.Token.RefreshToken
+	}
+	rec.Token = tok
+	if err := c.store.Save(rec); err != nil {
+		return c.failed("saving the refreshed login", err)
+	}
+	c.rec, c.fresh = rec, time.Now()
+	return nil
+}
+
+// errNoDetail stands for an error whose text may quote a server's answer.
+var errNoDetail = errors.New("details withheld")
+
+// describeRetrieveError says what a token endpoint refused, from the
+// standard fields only: its body may echo what was sent.
+func describeRetrieveError(re *oauth2.RetrieveError) string {
+	s := re.ErrorCode
+	if s == "" && re.Response != nil {
+		s = fmt.Sprintf("HTTP %d", re.Response.StatusCode)
+	}
+	if re.ErrorDescription != "" {
+		s += ": " + re.ErrorDescription
+	}
+	return s
+}
+
+// redactURLError keeps a network error's cause without the URL's query.
+func redactURLError(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && strings.Contains(err.Error(), "?") {
+		return ue.Unwrap()
+	}
+	return err
+}
+
+// freshWindow is how long after getting a token a 401 for it means the
+// server does not accept what its authorization server issues, rather than
+// a token that was revoked.
+var freshWindow = time.Minute
+
+// Authorize handles a 401 (or a 403 asking for more scope) from the server.
+// While serving it never runs a login: a stored refresh token is spent if
+// the refused token was not just issued; otherwise the answer is an
+// [*Error] that asks for `mcp-workbench login`, and the transport does not
+// try again (no loop).
+func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusForbidden {
+		if bearerParam(challenges, "error") != "insufficient_scope" {
+			return nil // not an authorization matter: the transport reports it as it is
+		}
+		return c.needsLogin("the server asks for more scopes than the login granted ("+bearerParam(challenges, "scope")+")", nil)
+	}
+	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if sent == "" && !hasBearer(challenges) {
+		// Not an OAuth server: it wants some other credential (a header).
+		// Not an *Error, so that the connect is retried as any refusal.
+		return fmt.Errorf("HTTP %s without asking for an OAuth login (no WWW-Authenticate: Bearer); does the server need a header such as Authorization?", resp.Status)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loadLocked()
+	switch {
+	case c.loadErr != nil:
+		return c.needsLogin(c.loadErr.Error(), c.loadErr)
+	case c.rec == nil:
+		return c.needsLogin("the server asks for an OAuth login and none is stored", nil)
+	case sent == "":
+		return c.needsLogin("the stored login could not be used", nil)
+	case time.Since(c.fresh) < freshWindow || time.Since(c.rec.LoggedInAt) < freshWindow:
+		return c.failed("the server refused a token its authorization server issued moments ago (HTTP 401); check the server's resource URL and scopes", nil)
+	}
+	return c.refreshLocked(sent)
+}
+
+func hasBearer(cs []oauthex.Challenge) bool {
+	for _, ch := range cs {
+		if ch.Scheme == "bearer" {
+			return true
+		}
+	}
+	return false
+}
+
+func bearerParam(cs []oauthex.Challenge, name string) string {
+	for _, ch := range cs {
+		if ch.Scheme == "bearer" && ch.Params[name] != "" {
+			return ch.Params[name]
+		}
+	}
+	return ""
+}
+
+// HTTPClient returns a client for the SSE transport: base's requests
+// (http.DefaultTransport if nil) with c's bearer token; see RoundTripper.
+func (c *Client) HTTPClient(base http.RoundTripper) *http.Client {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: c.RoundTripper(base)}
+}
+
+// RoundTripper returns base with c's bearer token on every request and a
+// 401 handled as [Client.Authorize] does, retrying the request once after a
+// refresh: what the SDK's streamable transport does with an OAuthHandler,
+// for the SSE transport, which has no such hook.
+func (c *Client) RoundTripper(base http.RoundTripper) http.RoundTripper {
+	return &bearerTransport{c: c, base: base}
+}
+
+type bearerTransport struct {
+	c    *Client
+	base http.RoundTripper
+}
+
+func (t *bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	send := func() (*http.Request, *http.Response, error) {
+		r := req.Clone(req.Context())
+		if req.Body != nil && req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Body = body
+		}
+		ts, _ := t.c.TokenSource(req.Context())
+		if ts != nil {
+			tok, err := ts.Token()
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+		resp, err := t.base.RoundTrip(r)
+		return r, resp, err
+	}
+	r, resp, err := send()
+	if err != nil || !needsAuth(resp) {
+		return resp, err
+	}
+	if err := t.c.Authorize(req.Context(), r, resp); err != nil {
+		return nil, err
+	}
+	if req.Body != nil && req.GetBody == nil {
+		return nil, t.c.failed("the request cannot be sent again after a refresh", nil)
+	}
+	_, resp, err = send()
+	return resp, err
+}
+
+func needsAuth(resp *http.Response) bool {
+	if resp.StatusCode == http.StatusUnauthorized {
+		return true
+	}
+	if resp.StatusCode != http.StatusForbidden {
+		return false
+	}
+	cs, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	return bearerParam(cs, "error") == "insufficient_scope"
+}
+
+// httpClientFor is the client for discovery and token requests of a server
+// at serverURL. The SDK's discovery protections stay on (no redirects or
+// dials into private or loopback addresses from a public server's
+// metadata), except for a server whose own address is private: there the
+// authorization server may be private too.
+func httpClientFor(serverURL string) *http.Client {
+	base, _ := http.DefaultTransport.(*http.Transport)
+	if base == nil {
+		return http.DefaultClient
+	}
+	t := base.Clone()
+	// A transport without a dialer of its own gets the SDK's checks.
+	t.DialContext = nil
+	if isPrivateHost(serverURL) {
+		// The SDK leaves the dialing of a transport with its own dialer alone.
+		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+func isPrivateHost(serverURL string) bool {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ips := []netip.Addr{}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = append(ips, ip)
+	} else if addrs, err := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host); err == nil {
+		ips = addrs
+	}
+	for _, ip := range ips {
+		ip = ip.Unmap()
+		if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package oauth_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// home points every per-user folder at a fresh temporary one and makes
+// $BROWSER this test binary, acting as a browser in mode.
+func home(t *testing.T, mode string) *oauth.Store {
+	t.Helper()
+	dir := t.TempDir()
+	for _, v := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "AppData", "LocalAppData"} {
+		t.Setenv(v, dir)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BROWSER", exe)
+	t.Setenv(oauthtest.EnvBrowser, mode)
+	store, err := oauth.DefaultStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(store.Dir, dir) {
+		t.Fatalf("the token store %s is outside the test's home %s", store.Dir, dir)
+	}
+	return store
+}
+
+func remote(url string, transport config.Transport) *config.Server {
+	return &config.Server{Name: "linear", Transport: transport, URL: url,
+		ConnectionTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second}
+}
+
+func login(t *testing.T, s *config.Server, timeout time.Duration) (*oauth.LoginResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return oauth.Login(ctx, oauth.LoginOptions{
+		Toolbox: "dev", Server: s, Timeout: timeout,
+		Show: func(_ context.Context, u string) error { return oauth.OpenBrowser(u) },
+	})
+}
+
+// call connects to s through the SDK's transport with c as its OAuth
+// handler and calls whoami.
+func call(t *testing.T, s *config.Server, c *oauth.Client) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: s.URL, OAuthHandler: c}
+	if s.Transport == config.SSE {
+		tr = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: c.HTTPClient(nil)}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil {
+		return "", err
+	}
+	return res.Content[0].(*mcp.TextContent).Text, nil
+}
+
+func TestLoginThenCall(t *testing.T) {
+	for _, tr := range []config.Transport{config.HTTP, config.SSE} {
+		t.Run(string(tr), func(t *testing.T) {
+			store := home(t, "follow")
+			srv := oauthtest.Start(t, oauthtest.Options{SSE: tr == config.SSE})
+			s := remote(srv.URL, tr)
+
+			if _, err := call(t, s, oauth.NewClient("", "dev", s)); !isNeedsLogin(err) {
+				t.Fatalf("before login: err = %v, want a needs-login error", err)
+			} else if !strings.Contains(err.Error(), "run `mcp-workbench login dev linear`") {
+				t.Errorf("the error does not give the command: %v", err)
+			}
+
+			res, err := login(t, s, 20*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Issuer != srv.Issuer || !res.Registered || !res.Refresh || res.Expiry.IsZero() || !strings.HasPrefix(res.ClientID, "dyn-") {
+				t.Errorf("login result = %+v", res)
+			}
+			if srv.Registrations.Load() != 1 || srv.Logins.Load() != 1 {
+				t.Errorf("registrations %d, logins %d; want 1 and 1", srv.Registrations.Load(), srv.Logins.Load())
+			}
+			checkMode(t, store.Dir, 0o700)
+			checkMode(t, res.TokenFile, 0o600)
+
+			got, err := call(t, s, oauth.NewClient("", "dev", s))
+			if err != nil || got != "you are logged in" {
+				t.Fatalf("call after login = %q, %v", got, err)
+			}
+		})
+	}
+}
+
+func isNeedsLogin(err error) bool {
+	var oe *oauth.Error
+	return errors.As(err, &oe) && oe.NeedsLogin()
+}
+
+func checkMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := info.Mode().Perm(); got != want {
+		t.Errorf("%s: mode %04o, want %04o", filepath.Base(path), got, want)
+	}
+}

@@ -1,0 +1,364 @@
+package oauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
+	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newWorkbench serves a toolbox "dev" of the protected server s and a
+// local stdio server, as a host would see them.
+func newWorkbench(t *testing.T, s *config.Server) *workbench.Workbench {
+	t.Helper()
+	cfg := &config.Config{Path: "workbench-config.json", Toolboxes: []*config.Toolbox{{
+		Name: "dev", Description: "d", Servers: []*config.Server{s, fakeserver.Config("local", fakeserver.Env())},
+	}}}
+	wb := workbench.New(cfg, workbench.Options{Version: "test", Logger: slog.New(slog.NewTextHandler(tWriter{t}, nil))})
+	t.Cleanup(wb.Close)
+	return wb
+}
+
+type openResult struct {
+	Servers []struct{ Name, Status, Error string } `json:"servers"`
+}
+
+func open(t *testing.T, ctx context.Context, wb *workbench.Workbench) map[string]string {
+	t.Helper()
+	res := wb.Open(ctx, "dev", false)
+	var out openResult
+	text := res.Content[0].(*mcp.TextContent).Text
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatalf("open_toolbox result is not JSON: %s", text)
+	}
+	got := map[string]string{}
+	for _, s := range out.Servers {
+		got[s.Name] = s.Status + " " + s.Error
+	}
+	return got
+}
+
+func use(t *testing.T, wb *workbench.Workbench) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return string(wb.Use(ctx, "dev", "linear", "whoami", json.RawMessage(`{}`), nil))
+}
+
+func ctx30(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// A toolbox with a server that needs a login opens with its other servers,
+// naming the command; after the login the same toolbox has every server.
+func TestServeNeedsLoginThenWorks(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+
+	got := open(t, ctx30(t), newWorkbench(t, s))
+	if !strings.HasPrefix(got["local"], "connected") {
+		t.Errorf("local = %q, want connected while linear needs a login", got["local"])
+	}
+	if !strings.Contains(got["linear"], "login needed for server 'linear' (toolbox 'dev')") || !strings.Contains(got["linear"], "run `mcp-workbench login dev linear`") {
+		t.Errorf("linear = %q, want the login command", got["linear"])
+	}
+	if srv.Logins.Load() != 0 {
+		t.Errorf("serving started a login")
+	}
+
+	res, err := login(t, s, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := newWorkbench(t, s)
+	if got := open(t, ctx30(t), wb); !strings.HasPrefix(got["linear"], "connected") {
+		t.Fatalf("after login linear = %q", got["linear"])
+	}
+	if out := use(t, wb); !strings.Contains(out, "you are logged in") {
+		t.Fatalf("use_tool = %s", out)
+	}
+	data, _ := os.ReadFile(res.TokenFile)
+	var rec oauth.Record
+	_ = json.Unmarshal(data, &rec)
+
+	// Expiry: the access token dies; a new workbench refreshes it once,
+	// keeps the rotated refresh token, and the call works.
+	srv.ExpireAccess()
+	rec.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := store.Save(&rec); err != nil {
+		t.Fatal(err)
+	}
+	wb = newWorkbench(t, s)
+	if out := use(t, wb); !strings.Contains(out, "you are logged in") {
+		t.Fatalf("use_tool after expiry = %s", out)
+	}
+	if n := srv.Refreshes.Load(); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+	after, err := store.Load(s.URL)
+	if err != nil || after.Token.RefreshToken == rec.Token.RefreshToken || !srv.Holds(after.Token.RefreshToken) {
+		t.Errorf("the rotated refresh token was not kept (err %v)", err)
+	}
+	for _, secret := range []string{after.Token.AccessToken, after.Token.RefreshToken} {
+		if strings.Contains(use(t, wb), secret) {
+			t.Errorf("a token appears in a tool result")
+		}
+	}
+
+	// Revoked: the refresh is refused, and the server needs a login again,
+	// at once rather than after retries.
+	srv.Revoke()
+	after.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := store.Save(after); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got = open(t, ctx30(t), newWorkbench(t, s))
+	if !strings.Contains(got["linear"], "refused to refresh the login (invalid_grant") || !strings.Contains(got["linear"], "mcp-workbench login dev linear") {
+		t.Errorf("after revocation linear = %q", got["linear"])
+	}
+	if strings.Contains(got["linear"], after.Token.RefreshToken) {
+		t.Errorf("the refresh token appears in the error")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the open took %v", d)
+	}
+
+	// Logout removes the tokens.
+	if had, err := oauth.Logout(context.Background(), store, s.URL); err != nil || !had {
+		t.Fatalf("logout = %v, %v", had, err)
+	}
+	if _, err := os.Stat(res.TokenFile); !os.IsNotExist(err) {
+		t.Errorf("token file still there after logout: %v", err)
+	}
+	if got := open(t, ctx30(t), newWorkbench(t, s)); !strings.Contains(got["linear"], "none is stored") {
+		t.Errorf("after logout linear = %q", got["linear"])
+	}
+}
+
+// A server that refuses the token its authorization server just issued
+// fails once, clearly, with no new login and no loop.
+func TestFreshTokenRefused(t *testing.T) {
+	home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{RejectTokens: true})
+	s := remote(srv.URL, config.HTTP)
+	s.MaxRetries = 2
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got := open(t, ctx30(t), newWorkbench(t, s))
+	if !strings.Contains(got["linear"], "refused a token its authorization server issued moments ago") || !strings.Contains(got["linear"], "(1 attempt)") {
+		t.Errorf("linear = %q", got["linear"])
+	}
+	if srv.Logins.Load() != 1 || srv.Refreshes.Load() != 0 {
+		t.Errorf("logins %d, refreshes %d: want 1 and 0", srv.Logins.Load(), srv.Refreshes.Load())
+	}
+}
+
+// Two processes whose token expired refresh at once: one spends the
+// refresh token, the other takes its result; neither is refused.
+func TestConcurrentRefresh(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	tokens := make([]string, 4)
+	errs := make([]error, 4)
+	for i := range tokens {
+		wg.Go(func() {
+			c := oauth.NewClient("", "dev", s) // each its own process, as far as the store knows
+			ts, err := c.TokenSource(context.Background())
+			if err != nil || ts == nil {
+				errs[i] = err
+				return
+			}
+			tok, err := ts.Token()
+			if err == nil {
+				tokens[i] = tok.AccessToken
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil || tokens[i] != tokens[0] {
+			t.Errorf("client %d: %v (token same as the first: %v)", i, err, tokens[i] == tokens[0])
+		}
+	}
+	if n := srv.Refreshes.Load(); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+}
+
+// A host that declared URL-mode elicitation is shown the login page; the
+// open completes once the redirect arrives.
+func TestLoginThroughHostElicitation(t *testing.T) {
+	home(t, "close") // the workbench must not open a browser itself
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	wb := newWorkbench(t, s)
+
+	var shown []string
+	host := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			shown = append(shown, req.Params.Message)
+			go func() { // the user's browser
+				if resp, err := http.Get(req.Params.URL); err == nil {
+					resp.Body.Close()
+				}
+			}()
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	hostR, wbW := io.Pipe()
+	wbR, hostW := io.Pipe()
+	ss, err := wb.Connect(ctx30(t), wbR, wbW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ss.Close()
+		wbR.Close()
+		wbW.Close()
+	}()
+	ct := &mcp.IOTransport{Reader: hostR, Writer: hostW}
+	cs, err := host.Connect(ctx30(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx30(t), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "dev"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.Contains(text, `"servers_connected":2`) || !strings.Contains(text, `"whoami"`) {
+		t.Errorf("open_toolbox = %s", text)
+	}
+	if len(shown) != 1 || !strings.Contains(shown[0], "'linear' (toolbox 'dev')") {
+		t.Errorf("elicitations = %q", shown)
+	}
+}
+
+// Each fault of a login ends it with an error that names toolbox and
+// server and says what happened.
+func TestLoginFaults(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+
+	tests := []struct {
+		name    string
+		opts    oauthtest.Options
+		browser string
+		setup   func(*oauthtest.Server, *config.Server)
+		want    string
+	}{
+		{name: "authorization server unreachable", browser: "follow",
+			setup: func(srv *oauthtest.Server, _ *config.Server) { srv.StopAuthServer() },
+			want:  "authorization server discovery failed: authorization server http://127.0.0.1"},
+		{name: "bad metadata", browser: "follow", opts: oauthtest.Options{BadMetadata: true},
+			want: "does not match issuer URL"},
+		{name: "state mismatch", browser: "follow", opts: oauthtest.Options{WrongState: true},
+			want: "state mismatch"},
+		{name: "browser closed", browser: "close",
+			want: "no redirect from the browser within 1s (was the window closed?)"},
+		{name: "callback port in use", browser: "follow",
+			setup: func(_ *oauthtest.Server, s *config.Server) {
+				s.OAuth = &config.OAuth{CallbackPort: busyPort}
+			},
+			want: "cannot receive the redirect on callback port " + strconv.Itoa(busyPort) + " (oauth.callbackPort)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := home(t, tt.browser)
+			srv := oauthtest.Start(t, tt.opts)
+			s := remote(srv.URL, config.HTTP)
+			if tt.setup != nil {
+				tt.setup(srv, s)
+			}
+			start := time.Now()
+			_, err := login(t, s, time.Second)
+			if err == nil {
+				t.Fatal("login succeeded")
+			}
+			if !strings.Contains(err.Error(), "server 'linear' (toolbox 'dev')") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q\nwant it to name the server and contain %q", err, tt.want)
+			}
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("the login took %v", d)
+			}
+			if rec, _ := store.Load(s.URL); rec != nil {
+				t.Errorf("a failed login stored tokens")
+			}
+		})
+	}
+}
+
+// A token file that is corrupt or readable by others is refused with the
+// reason, and the server needs a login.
+func TestBadTokenFiles(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		spoil func(path string)
+		want  string
+	}{
+		{"corrupt", func(p string) { os.WriteFile(p, []byte(`{"token": {"access_token": "x"`), 0o600) }, "corrupt token file"},
+		{"loose permissions", func(p string) { os.Chmod(p, 0o644) }, "refusing a token file that other users can read (mode 0644"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := home(t, "follow")
+			srv := oauthtest.Start(t, oauthtest.Options{})
+			s := remote(srv.URL, config.HTTP)
+			if _, err := login(t, s, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			tt.spoil(store.Path(s.URL))
+			got := open(t, ctx30(t), newWorkbench(t, s))
+			if !strings.Contains(got["linear"], tt.want) || !strings.Contains(got["linear"], "mcp-workbench login dev linear") {
+				t.Errorf("linear = %q, want %q and the login command", got["linear"], tt.want)
+			}
+		})
+	}
+}
+
+// tWriter sends the workbench's log to the test's log.
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

@@ -1,0 +1,241 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Record is what a login leaves on disk for one server: the tokens and
+// what is needed to refresh them. It is keyed by (server URL, issuer,
+// client): a record whose issuer or client no longer matches the
+// configuration is not used.
+type Record struct {
+	ServerURL string `json:"server_url"`
+	Issuer    string `json:"issuer"`
+	ClientID  string `json:"client_id"`
+	// ClientSecret is kept only when dynamic registration issued it; a
+	// configured clientSecret stays in the configuration.
+	ClientSecret string           `json:"client_secret,omitempty"`
+	TokenURL     string           `json:"token_url"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
+	Scopes       []string         `json:"scopes,omitempty"`
+	Token        *oauth2.Token    `json:"token"`
+	LoggedInAt   time.Time        `json:"logged_in_at"`
+}
+
+// usable reports whether the access token can be sent without a refresh:
+// not expired, with a margin for the trip to the server.
+func (r *Record) usable() bool {
+	if r == nil || r.Token == nil || r.Token.AccessToken == "" {
+		return false
+	}
+	return r.Token.Expiry.IsZero() || time.Until(r.Token.Expiry) > expiryMargin
+}
+
+const expiryMargin = 30 * time.Second
+
+// Store keeps one token file per server URL in Dir, mode 0600 in a 0700
+// folder, shared by every workbench process of the user. Writes are atomic
+// (a temporary file in the same folder, synced, then renamed), and
+// read-modify-write sequences hold the server's lock file, so that two
+// processes refreshing at once never lose a rotated refresh token.
+type Store struct {
+	Dir string
+}
+
+// DefaultStore is the store in the user's configuration folder:
+// $XDG_CONFIG_HOME/mcp-workbench/oauth on Linux, ~/Library/Application
+// Support/mcp-workbench/oauth on macOS, %AppData%\mcp-workbench\oauth on
+// Windows.
+func DefaultStore() (*Store, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return nil, fmt.Errorf("finding the folder for login tokens: %w", err)
+	}
+	return &Store{Dir: filepath.Join(dir, "mcp-workbench", "oauth")}, nil
+}
+
+// Path is the token file of a server URL: readable host, then a hash of the
+// whole URL (paths and queries tell servers of one host apart).
+func (s *Store) Path(serverURL string) string {
+	sum := sha256.Sum256([]byte(serverURL))
+	host := "server"
+	if u, err := url.Parse(serverURL); err == nil && u.Hostname() != "" {
+		host = strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+				return r
+			}
+			return '_'
+		}, strings.ToLower(u.Hostname()))
+	}
+	return filepath.Join(s.Dir, host+"-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// FileError is a token file or folder that cannot be trusted. Its text
+// never holds the file's content.
+type FileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Reason }
+
+// checkPrivate refuses a file or folder that other users may read.
+func checkPrivate(path string, info fs.FileInfo) error {
+	if runtime.GOOS == "windows" {
+		return nil // permissions are ACLs there; the user's AppData is private
+	}
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		what, want, fix := "file", "0600", "remove it with mcp-workbench logout and log in again"
+		if info.IsDir() {
+			what, want, fix = "folder", "0700", "chmod 700 "+path
+		}
+		return &FileError{Path: path, Reason: fmt.Sprintf("refusing a token %s that other users can read (mode %04o, want %s): %s", what, perm, want, fix)}
+	}
+	return nil
+}
+
+// Load reads the record of serverURL: nil, nil if there is none. A file
+// that is corrupt, open to other users, or for another server is refused
+// with a *FileError saying why.
+func (s *Store) Load(serverURL string) (*Record, error) {
+	path := s.Path(serverURL)
+	if info, err := os.Stat(s.Dir); err == nil {
+		if err := checkPrivate(s.Dir, info); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading token file: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading token file: %w", err)
+	}
+	if err := checkPrivate(path, info); err != nil {
+		return nil, err
+	}
+	var rec Record
+	dec := json.NewDecoder(f)
+	if err := dec.Decode(&rec); err != nil {
+		return nil, &FileError{Path: path, Reason: "corrupt token file (not the JSON a login writes); log in again to replace it"}
+	}
+	switch {
+	case rec.Token == nil || rec.Token.AccessToken == "" || rec.ClientID == "" || rec.TokenURL == "":
+		return nil, &FileError{Path: path, Reason: "corrupt token file (a token, client or token URL is missing); log in again to replace it"}
+	case rec.ServerURL != serverURL:
+		return nil, &FileError{Path: path, Reason: "the token file belongs to another server; log in again to replace it"}
+	}
+	return &rec, nil
+}
+
+// Save writes rec atomically: a temporary file in the same folder, synced,
+// then renamed over the old one. Readers see the old record or the new
+// one, never half of one.
+func (s *Store) Save(rec *Record) error {
+	if err := s.mkdir(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".token-*.tmp") // mode 0600
+	if err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.Path(rec.ServerURL)); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	syncDir(s.Dir)
+	return nil
+}
+
+// Delete removes the record of serverURL. It reports whether there was one.
+func (s *Store) Delete(serverURL string) (bool, error) {
+	err := os.Remove(s.Path(serverURL))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("removing token file: %w", err)
+	}
+	return true, nil
+}
+
+func (s *Store) mkdir() error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("creating the token folder: %w", err)
+	}
+	info, err := os.Stat(s.Dir)
+	if err != nil {
+		return fmt.Errorf("creating the token folder: %w", err)
+	}
+	return checkPrivate(s.Dir, info)
+}
+
+// lockWait bounds how long a process waits for another one's lock: a
+// refresh is one HTTP round trip.
+var lockWait = 30 * time.Second
+
+// Lock takes the lock of serverURL's record, shared by every process of
+// the user, and returns its release. The lock file stays; the lock goes
+// with the process if it dies.
+func (s *Store) Lock(ctx context.Context, serverURL string) (func(), error) {
+	if err := s.mkdir(); err != nil {
+		return nil, err
+	}
+	path := strings.TrimSuffix(s.Path(serverURL), ".json") + ".lock"
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking token file: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking token file: %w", err)
+		}
+		if ok {
+			return func() { unlock(f); f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("locking token file %s: another process holds it (%w)", path, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
