@@ -1,0 +1,162 @@
+package frame
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestReaderLines(t *testing.T) {
+	long := strings.Repeat("y", 100)
+	r := NewReader(strings.NewReader("a\n\n  \r\nb\r\n"+long+"\nc\n"+strings.Repeat("z", 200<<10)+"\nlast"), 150<<10)
+	var got []string
+	for {
+		line, err := r.Next()
+		if errors.Is(err, ErrTooLong) {
+			got = append(got, "(too long)")
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(line))
+	}
+	want := []string{"a", "b", long, "c", "(too long)", "last"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("lines = %q, want %q", got, want)
+	}
+}
+
+func TestReaderLinesAreTheirOwn(t *testing.T) {
+	r := NewReader(strings.NewReader("first\nsecond\n"), 1<<20)
+	a, _ := r.Next()
+	b, _ := r.Next()
+	if string(a) != "first" || string(b) != "second" {
+		t.Errorf("a line changed under its reader: %q, %q", a, b)
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		code int // 0: valid
+		id   string
+		kind string // request, notification, response
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0, "1", "request"},
+		{`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{}}`, 0, `"x"`, "request"},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, "", "notification"},
+		{`{"jsonrpc":"2.0","id":3,"result":{}}`, 0, "3", "response"},
+		{`{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, 0, "3", "response"},
+		{`{"jsonrpc":"2.0","ID":1,"Method":"ping"}`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, CodeParseError, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} x`, CodeParseError, "", ""},
+		{`nope`, CodeParseError, "", ""},
+		{`[]`, CodeInvalidRequest, "", ""},
+		{`42`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"1.0","id":9,"method":"ping"}`, CodeInvalidRequest, "9", ""},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"2.0","id":9}`, CodeInvalidRequest, "9", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"\u00zz"}}`, CodeParseError, "", ""},
+	} {
+		var m Message
+		err := Parse([]byte(c.line), &m)
+		if c.code == 0 {
+			if err != nil {
+				t.Errorf("%s: %v", c.line, err)
+				continue
+			}
+			kind := "notification"
+			if m.IsRequest() {
+				kind = "request"
+			} else if m.IsResponse() {
+				kind = "response"
+			}
+			if kind != c.kind || string(m.ID) != c.id {
+				t.Errorf("%s: a %s with id %s, want a %s with id %s", c.line, kind, m.ID, c.kind, c.id)
+			}
+			continue
+		}
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Code != c.code || string(pe.ID) != c.id {
+			t.Errorf("%s: err = %v (%+v), want code %d id %q", c.line, err, pe, c.code, c.id)
+		}
+	}
+}
+
+func TestFramesAreJSONRPC(t *testing.T) {
+	for _, f := range [][]byte{
+		AppendResponse(nil, []byte(`"a"`), []byte(`{"content":[]}`)),
+		AppendError(nil, nil, CodeParseError, "bad \"line\"\n"),
+		AppendError(nil, []byte(`7`), CodeInvalidRequest, "x"),
+		AppendRequest(nil, []byte(`"wb-1"`), "tools/call", []byte(`{"name":"t"}`)),
+		AppendNotification(nil, "notifications/cancelled", []byte(`{"requestId":"wb-1"}`)),
+	} {
+		if f[len(f)-1] != '\n' || strings.Count(string(f), "\n") != 1 {
+			t.Errorf("not one line: %q", f)
+		}
+		var m Message
+		if err := Parse(f[:len(f)-1], &m); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestExplainSpeaksJSON(t *testing.T) {
+	var v struct {
+		Name *string `json:"name"`
+		N    int     `json:"n"`
+	}
+	for _, in := range []string{`{"name": 5}`, `{"n": "x"}`, `{"name": {}}`} {
+		err := Unmarshal([]byte(in), &v)
+		if err == nil {
+			t.Fatalf("%s decoded", in)
+		}
+		msg := Explain(err)
+		if strings.Contains(msg, "Go ") || strings.Contains(msg, "*string") || strings.Contains(msg, "int") && !strings.Contains(msg, "number") {
+			t.Errorf("%s: %q names Go types", in, msg)
+		}
+	}
+}
+
+// FuzzParse checks Parse against encoding/json: what Parse accepts is
+// valid JSON, and an id it reads is a string or a number.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a\"b","result":{"x":[1,2,{"y":"\u00e9"}]}}`,
+		`{"jsonrpc":"2.0","method":"n","params":{"a":null}}`,
+		`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","id":1e400,"method":"m"}`, `{"jsonrpc":"2.0","id":1,"method":"m","method":"n"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var m Message
+		if Parse(line, &m) != nil {
+			return
+		}
+		if !json.Valid(line) {
+			t.Fatalf("accepted invalid JSON: %q", line)
+		}
+		if len(m.ID) > 0 {
+			var id any
+			dec := json.NewDecoder(bytes.NewReader(m.ID))
+			dec.UseNumber()
+			if err := dec.Decode(&id); err != nil {
+				t.Fatalf("id %q: %v", m.ID, err)
+			}
+			switch id.(type) {
+			case string, json.Number:
+			default:
+				t.Fatalf("id %q is neither a string nor a number", m.ID)
+			}
+		}
+	})
+}
