@@ -81,14 +81,22 @@ func (r results) get(name, unit string) (float64, bool) {
 }
 
 func write(w io.Writer, r results) {
-	fmt.Fprintln(w, "| Measure | Direct | Workbench | Workbench vs direct |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
-	row := func(measure, direct, wb, ratio string) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, direct, wb, ratio)
+	fmt.Fprintln(w, "| Measure | Direct | Byte relay (the floor) | Workbench | Workbench vs direct |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+	row := func(measure, direct, relay, wb, ratio string) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", measure, direct, relay, wb, ratio)
+	}
+	// opt formats a metric that may be missing.
+	opt := func(name, unit, format string, scale float64) string {
+		if v, ok := r.get(name, unit); ok {
+			return fmt.Sprintf(format, v*scale)
+		}
+		return ""
 	}
 	if d, ok1 := r.get("Call/direct", "server-cpu-µs/call"); ok1 {
 		if x, ok2 := r.get("Call/workbench", "server-cpu-µs/call"); ok2 {
-			row("CPU per call of the process the host talks to", fmt.Sprintf("%.0f µs (the server)", d), fmt.Sprintf("%.0f µs (the workbench)", x), fmt.Sprintf("%.2f×", x/d))
+			row("CPU per call of the process the host talks to", fmt.Sprintf("%.0f µs (the server)", d),
+				opt("Call/relay", "server-cpu-µs/call", "%.0f µs", 1), fmt.Sprintf("%.0f µs", x), fmt.Sprintf("%.2f× the server's", x/d))
 		}
 	}
 	for _, q := range []struct{ unit, label string }{{"p50-µs", "median"}, {"p99-µs", "99th percentile"}} {
@@ -97,50 +105,71 @@ func write(w io.Writer, r results) {
 		if ok1 && ok2 {
 			relay := ""
 			if rl, ok := r.get("Call/relay", q.unit); ok {
-				relay = fmt.Sprintf(" (a bare byte relay adds %+.0f µs)", rl-d)
+				relay = fmt.Sprintf("%.0f µs (%+.0f µs)", rl, rl-d)
 			}
-			row("Call latency, "+q.label, fmt.Sprintf("%.0f µs", d), fmt.Sprintf("%.0f µs", x), fmt.Sprintf("%+.0f µs%s", x-d, relay))
+			row("Call latency, "+q.label, fmt.Sprintf("%.0f µs", d), relay, fmt.Sprintf("%.0f µs", x), fmt.Sprintf("%+.0f µs", x-d))
 		}
 	}
 	if d, ok1 := r.get("CallLarge/direct", "p50-µs"); ok1 {
 		if x, ok2 := r.get("CallLarge/workbench", "p50-µs"); ok2 {
-			dc, _ := r.get("CallLarge/direct", "server-cpu-µs/call")
-			xc, _ := r.get("CallLarge/workbench", "server-cpu-µs/call")
-			row("Call latency, median, 64 KiB each way", fmt.Sprintf("%.1f ms (server CPU %.1f ms)", d/1e3, dc/1e3), fmt.Sprintf("%.1f ms (workbench CPU %.1f ms)", x/1e3, xc/1e3), fmt.Sprintf("%+.1f ms", (x-d)/1e3))
+			row("Call latency, median, 64 KiB each way", fmt.Sprintf("%.1f ms", d/1e3), opt("CallLarge/relay", "p50-µs", "%.1f ms", 1e-3), fmt.Sprintf("%.1f ms", x/1e3), fmt.Sprintf("%+.1f ms", (x-d)/1e3))
+		}
+	}
+	if d, ok1 := r.get("CallLarge/direct", "server-cpu-µs/call"); ok1 {
+		if x, ok2 := r.get("CallLarge/workbench", "server-cpu-µs/call"); ok2 {
+			ratio := ""
+			if rl, ok := r.get("CallLarge/relay", "server-cpu-µs/call"); ok && rl > 0 {
+				ratio = fmt.Sprintf("%.2f× the relay's", x/rl)
+			}
+			row("CPU per call, 64 KiB each way", fmt.Sprintf("%.0f µs (the server)", d), opt("CallLarge/relay", "server-cpu-µs/call", "%.0f µs", 1), fmt.Sprintf("%.0f µs", x), ratio)
 		}
 	}
 	for _, n := range []string{"1", "16", "64"} {
 		d, ok1 := r.get("Throughput/inflight="+n+"/direct", "calls/s")
 		x, ok2 := r.get("Throughput/inflight="+n+"/workbench", "calls/s")
 		if ok1 && ok2 {
-			row("Throughput, "+n+" in flight", fmt.Sprintf("%.0f calls/s", d), fmt.Sprintf("%.0f calls/s", x), fmt.Sprintf("%.2f×", x/d))
+			relay := ""
+			if rl, ok := r.get("Throughput/inflight="+n+"/relay", "calls/s"); ok {
+				relay = fmt.Sprintf("%.0f calls/s (%.2f×)", rl, rl/d)
+			}
+			row("Throughput, "+n+" in flight", fmt.Sprintf("%.0f calls/s", d), relay, fmt.Sprintf("%.0f calls/s", x), fmt.Sprintf("%.2f×", x/d))
 		}
+	}
+	if a, ok := r.get("Relay", "allocs/op"); ok {
+		bytes, _ := r.get("Relay", "B/op")
+		row("Workbench allocations per proxied call", "", "", fmt.Sprintf("%.0f (%.0f bytes)", a, bytes), "")
+		h0, _ := r.get("Relay", "heap-MiB-at-start")
+		h1, _ := r.get("Relay", "heap-MiB-at-25%")
+		h2, _ := r.get("Relay", "heap-MiB-at-end")
+		g0, _ := r.get("Relay", "goroutines-at-start")
+		g1, _ := r.get("Relay", "goroutines-at-end")
+		row("Workbench heap and goroutines over the run", "", "", fmt.Sprintf("heap %.2f → %.2f → %.2f MiB", h0, h1, h2), fmt.Sprintf("goroutines %.0f → %.0f", g0, g1))
 	}
 	for _, n := range []string{"16", "64"} {
 		if peak, ok := r.get("Throughput/inflight="+n+"/workbench", "peak-RSS-MiB"); ok {
 			early, _ := r.get("Throughput/inflight="+n+"/workbench", "RSS-at-25%-MiB")
 			end, _ := r.get("Throughput/inflight="+n+"/workbench", "RSS-at-end-MiB")
-			row("Workbench memory, "+n+" in flight", "", fmt.Sprintf("%.1f MiB peak", peak), fmt.Sprintf("resident %.1f → %.1f MiB from 25%% to 100%% of calls", early, end))
+			row("Workbench memory, "+n+" in flight", "", "", fmt.Sprintf("%.1f MiB peak", peak), fmt.Sprintf("resident %.1f → %.1f MiB from 25%% to 100%% of calls", early, end))
 		}
 	}
 	if v, ok := r.get("Startup", "ns/op"); ok {
-		row("Start to initialize result", "", fmt.Sprintf("%.1f ms", v/1e6), "")
+		row("Start to initialize result", "", "", fmt.Sprintf("%.1f ms", v/1e6), "")
 	}
 	for _, n := range []string{"1", "10", "50"} {
 		if v, ok := r.get("Open/servers="+n, "ns/op"); ok {
 			slow, _ := r.get("Open/servers="+n, "slowest-server-ms")
-			row("Open a toolbox of "+n+" server(s)", fmt.Sprintf("slowest server %.0f ms", slow), fmt.Sprintf("%.0f ms", v/1e6), fmt.Sprintf("%.2f× the slowest", v/1e6/slow))
+			row("Open a toolbox of "+n+" server(s)", fmt.Sprintf("slowest server %.0f ms", slow), "", fmt.Sprintf("%.0f ms", v/1e6), fmt.Sprintf("%.2f× the slowest", v/1e6/slow))
 		}
 	}
 	if v, ok := r.get("Context/tools-list", "bytes"); ok {
-		row("Workbench tools/list", "", fmt.Sprintf("%.0f bytes", v), "")
+		row("Workbench tools/list", "", "", fmt.Sprintf("%.0f bytes", v), "")
 	}
 	for _, s := range []string{"memory", "filesystem", "everything"} {
 		name := "Context/open=" + s
 		list, ok1 := r.get(name, "server-tools-list-bytes")
 		open, ok2 := r.get(name, "open-toolbox-bytes")
 		if ok1 && ok2 {
-			row("open_toolbox result, "+s+" server", fmt.Sprintf("%.0f bytes (its tools/list)", list), fmt.Sprintf("%.0f bytes", open), fmt.Sprintf("%.2f×", open/list))
+			row("open_toolbox result, "+s+" server", fmt.Sprintf("%.0f bytes (its tools/list)", list), "", fmt.Sprintf("%.0f bytes", open), fmt.Sprintf("%.2f×", open/list))
 		}
 	}
 }
