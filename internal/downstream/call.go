@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -119,22 +120,25 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 		if !t.ReadOnly && !t.Idempotent {
 			return c.relay(t, args, progress, func(res json.RawMessage, err error) { done(res, s.redact(err)) })
 		}
-		// A tool that may be retried after a crash keeps a context for
-		// the retry, which cancel ends too.
-		ctx, cancelRetry := context.WithCancel(context.Background())
-		cancelRelay := c.relay(t, args, progress, func(res json.RawMessage, err error) {
-			if !s.shouldRetry(ctx, t, err) {
-				cancelRetry()
+		// A tool that may be retried after a crash: cancel ends the retry
+		// too, if it comes to one.
+		r := &retrying{}
+		r.relay = c.relay(t, args, progress, func(res json.RawMessage, err error) {
+			var ctx context.Context
+			if s.shouldRetry(context.Background(), t, err) {
+				ctx = r.start()
+			}
+			if ctx == nil {
 				done(res, s.redact(err))
 				return
 			}
 			go func() {
 				res, err := s.retry(ctx, tool, args, progress, err)
-				cancelRetry()
+				r.cancel()
 				done(res, s.redact(err))
 			}()
 		})
-		return func() { cancelRetry(); cancelRelay() }
+		return r.cancel
 	}
 	ctx, cancelCall := context.WithCancel(context.Background())
 	go func() {
@@ -143,6 +147,41 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 		done(res, err)
 	}()
 	return cancelCall
+}
+
+// retrying is a relayed call that may be retried: cancelling it cancels
+// the relayed call, or the retry once one started.
+type retrying struct {
+	relay func()
+
+	mu          sync.Mutex
+	cancelled   bool
+	cancelRetry context.CancelFunc
+}
+
+// start returns the retry's context, or nil if the call was cancelled.
+func (r *retrying) start() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancelled {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancelRetry = cancel
+	return ctx
+}
+
+func (r *retrying) cancel() {
+	r.mu.Lock()
+	r.cancelled = true
+	cancelRetry := r.cancelRetry
+	r.mu.Unlock()
+	if cancelRetry != nil {
+		cancelRetry()
+	}
+	if r.relay != nil {
+		r.relay()
+	}
 }
 
 // Call calls tool with args (a JSON object) on the server, starting it if
@@ -186,6 +225,9 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 // again: the connection broke before any answer, the tool is read-only or
 // idempotent, and neither the workbench nor the caller gave up.
 func (s *Server) shouldRetry(ctx context.Context, t *Tool, err error) bool {
+	if err == nil || !(t.ReadOnly || t.Idempotent) {
+		return false
+	}
 	var lost *lostError
 	return errors.As(err, &lost) && (t.ReadOnly || t.Idempotent) && !errors.Is(lost.reason, ErrClosed) && ctx.Err() == nil
 }
