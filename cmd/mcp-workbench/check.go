@@ -44,33 +44,37 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 		took time.Duration
 		err  error
 	}
-	results := map[*downstream.Server]*outcome{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	total := 0
+	// The servers to start are counted before any starts: every progress
+	// line reads the total.
+	var servers []*downstream.Server
 	for _, name := range names {
 		for _, s := range wb.Servers(name) {
-			if s.Config().Disabled {
-				continue
+			if !s.Config().Disabled {
+				servers = append(servers, s)
 			}
-			total++
-			wg.Go(func() {
-				start := time.Now()
-				_, err := s.Connect(ctx)
-				o := &outcome{took: time.Since(start), err: err}
-				mu.Lock()
-				results[s] = o
-				done := len(results)
-				mu.Unlock()
-				if err != nil {
-					fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
-				} else {
-					fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
-				}
-			})
 		}
 	}
+	total := len(servers)
 	fmt.Fprintf(logOut, "starting %d server(s) of %d toolbox(es) from %s…\n", total, len(names), cfg.Path)
+	results := make(map[*downstream.Server]*outcome, total)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			start := time.Now()
+			_, err := s.Connect(ctx)
+			o := &outcome{took: time.Since(start), err: err}
+			mu.Lock()
+			results[s] = o
+			done := len(results)
+			mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
+			} else {
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
+			}
+		})
+	}
 	wg.Wait()
 
 	failed := 0
@@ -79,7 +83,9 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			fmt.Fprintln(stdout)
 		}
 		tb := cfg.Toolbox(name)
-		res := wb.Open(ctx, name, false)
+		// Rendered from the attempts above: opening the toolbox would
+		// start each failed server again, with a second retry cycle.
+		res := wb.Render(name)
 		text := resultText(res)
 		if res.IsError {
 			fmt.Fprintf(stdout, "%s: could not open\n", name)

@@ -569,3 +569,55 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version() = %q without one", got)
 	}
 }
+
+// TestCheckStartsAFailingServerOnce checks that a server that cannot start
+// goes through its retry cycle once: check reports the attempts it made,
+// and then renders open_toolbox's result from them rather than opening the
+// toolbox (which would start the server again). Its warning is logged once.
+func TestCheckStartsAFailingServerOnce(t *testing.T) {
+	state := t.TempDir()
+	failing := fakeServerEntry("failing", fakeserver.EnvFailFirst, "100", fakeserver.EnvStateDir, state)
+	failing["maxRetries"] = 1
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{
+			"a": fakeServerEntry("a"), "b": fakeServerEntry("b"), "failing": failing,
+		}},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s", code, out)
+	}
+	if starts := fakeserver.ReadLines(state, fakeserver.StartsFile); len(starts) != 2 {
+		t.Errorf("the failing server started %d times, want 2 (1 attempt + maxRetries 1)", len(starts))
+	}
+	if n := strings.Count(errOut, "could not start"); n != 2 { // the progress line and the log's warning
+		t.Errorf("%q appears %d times on stderr, want 2:\n%s", "could not start", n, errOut)
+	}
+	if n := strings.Count(errOut, "start failed, retrying"); n != 1 {
+		t.Errorf("the retry was logged %d times, want 1:\n%s", n, errOut)
+	}
+	if !strings.Contains(out, "failing              error      could not start (2 attempts)") {
+		t.Errorf("check output does not report the 2 attempts:\n%s", out)
+	}
+}
+
+// TestCheckManyServers runs check over servers that fail at once, while it
+// is still starting the others: under -race, its count of servers must not
+// be written while their reports read it.
+func TestCheckManyServers(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	servers := map[string]any{}
+	for i := range 200 {
+		servers[fmt.Sprintf("s%03d", i)] = map[string]any{"command": missing, "maxRetries": 0}
+	}
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"many": map[string]any{"description": "d", "mcpServers": servers},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 || !strings.Contains(out, "200 of 200 server(s) failed to start.") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "[200/200] many/s") {
+		t.Errorf("no progress line for the last server:\n%s", errOut)
+	}
+}
