@@ -247,12 +247,10 @@ func TestCommandLine(t *testing.T) {
 		}},
 	}})
 	tests := []struct {
-		args       []string
-		code       int
-		out, err   string
-		env        map[string]string
-		noStdout   bool
-		errMissing string
+		args     []string
+		code     int
+		out, err string
+		env      map[string]string
 	}{
 		{args: []string{"--version"}, out: "mcp-workbench "},
 		{args: []string{"help"}, out: "Usage:"},

@@ -54,7 +54,6 @@ const (
 	StartsFile  = "starts"  // one line per start
 	CallsFile   = "calls"   // one line per tool call: the tool's name
 	CancelsFile = "cancels" // one line per cancelled call: the tool's name
-	PIDsFile    = "pids"    // one line per start: the process id
 )
 
 // MaybeRun runs the fake server and exits if this process was started as
@@ -93,7 +92,6 @@ func run() error {
 		f.name = "fake"
 	}
 	starts := f.record(StartsFile, "start")
-	f.record(PIDsFile, strconv.Itoa(os.Getpid()))
 	if n := envInt(EnvFlood); n > 0 {
 		for i := range n {
 			fmt.Fprintf(os.Stderr, "flood line %d of %d: the quick brown fox jumps over the lazy dog\n", i+1, n)
