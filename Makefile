@@ -6,6 +6,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 NPM_DIR := testdata/npm
 
+# staticcheck, pinned: .ci/run installs this version with go install.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= $(or $(shell command -v staticcheck 2>/dev/null),$(shell $(GO) env GOPATH)/bin/staticcheck)
+
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
 .PHONY: all build demo test test-deps lint bench cross dist clean
@@ -25,7 +29,7 @@ demo: build
 ## then a short run of every benchmark so that they never rot (toolbox opens
 ## start dozens of processes each, so they run 3 times, not 100)
 test: lint test-deps
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 10m ./...
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Open' -benchtime 3x ./cmd/mcp-workbench
 
@@ -47,10 +51,18 @@ test-deps: $(NPM_DIR)/node_modules/.package-lock.json
 $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
+## and staticcheck over the linux and windows builds together
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || { \
+	  echo "lint: staticcheck $(STATICCHECK_VERSION) is needed: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)" >&2; exit 1; }
+	@mkdir -p bin
+	$(STATICCHECK) -f binary ./... > bin/staticcheck-linux.bin
+	GOOS=windows $(STATICCHECK) -f binary ./... > bin/staticcheck-windows.bin
+	$(STATICCHECK) -merge bin/staticcheck-linux.bin bin/staticcheck-windows.bin
 
 ## cross: build for every platform of a release, keeping nothing (CI runs it)
 cross:
