@@ -2,8 +2,22 @@
 
 GO      ?= go
 BIN     := bin/mcp-workbench
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The version the binary reports (cmd/mcp-workbench/version.go): a clean
+# checkout of a release tag vX.Y.Z reports X.Y.Z; any other checkout the
+# source's version with its commit, such as 0.1.0-dev+0123456789ab.dirty.
+# VERSION=X.Y.Z overrides it; it must be a semantic version.
+SOURCE_VERSION := $(shell sed -n 's/^const sourceVersion = "\(.*\)"$$/\1/p' cmd/mcp-workbench/version.go)
+GIT_DIRTY = $(shell git status --porcelain 2>/dev/null | grep -q . && echo .dirty)
+GIT_TAG   = $(if $(GIT_DIRTY),,$(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null))
+GIT_REV   = $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+VERSION  ?= $(or $(GIT_TAG),$(if $(GIT_REV),$(SOURCE_VERSION)+$(GIT_REV)$(GIT_DIRTY)))
+LDFLAGS := -s -w $(if $(VERSION),-X main.version=$(VERSION))
+ifneq ($(VERSION),)
+ifeq ($(shell echo '$(VERSION)' | grep -Eq '^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$$' && echo ok),)
+$(error VERSION=$(VERSION) is not a semantic version (X.Y.Z, optionally with -pre-release or +build))
+endif
+endif
+
 NPM_DIR := testdata/npm
 
 # staticcheck, pinned: .ci/run installs this version with go install.
@@ -77,7 +91,7 @@ dist:
 	rm -rf dist && mkdir -p dist
 	@for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; exe=; [ $$os = windows ] && exe=.exe; \
-	  name=mcp-workbench_$(VERSION)_$${os}_$${arch}; \
+	  name=mcp-workbench_$(or $(VERSION:v%=%),$(SOURCE_VERSION))_$${os}_$${arch}; \
 	  echo "dist/$$name"; mkdir -p dist/$$name; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/mcp-workbench$$exe ./cmd/mcp-workbench || exit 1; \
 	  cp README.md CHANGELOG.md workbench-config.example.json workbench-config.schema.json dist/$$name/; \

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,58 +23,53 @@ const importUsage = `Usage: mcp-workbench import PATH [--out FILE] [--force] [--
 Reads the MCP servers of a host configuration (Claude Desktop's
 claude_desktop_config.json, Claude Code's .mcp.json or ~/.claude.json, Cursor's
 mcp.json) and writes a workbench configuration holding them, entries unchanged.
+Each toolbox gets a TODO description to replace; ${VAR}s that are not set here
+are pointed out.
 
+Flags:
   --out FILE      the file to write (default workbench-config.json)
   --force         overwrite FILE if it exists
   --toolbox NAME  put every server in one toolbox NAME (default: one toolbox per server)
+  --log-level LEVEL
+                  warn shows the notes and warnings (the default), error hides them
 `
 
 // schemaURL is written as "$schema" so that editors complete and check the
 // file the user is about to edit.
 const schemaURL = "https://raw.githubusercontent.com/mcpworkbench/mcp-workbench/main/workbench-config.schema.json"
 
-// importOptions is the parsed command line of `mcp-workbench import`.
+// importOptions is the parsed command line of mcp-workbench import.
 type importOptions struct {
+	globalOptions
 	src     string // the host configuration
 	out     string // the workbench configuration to write
 	force   bool   // overwrite out if it exists
 	toolbox string // one toolbox of this name for every server; "" for one per server
 }
 
-// importCommand implements `mcp-workbench import`; args are what follows "import".
-//
-// It turns the servers of a host configuration into a workbench
-// configuration, so that moving to the workbench never means retyping an
-// entry. Messages are printed here; the returned *exitError only carries the
-// exit status (2 for a usage mistake, 1 for any other failure).
-func importCommand(args []string, stdout, stderr io.Writer) error {
-	opts, err := parseImportArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, importUsage)
-		return nil
-	}
+// runImport implements mcp-workbench import: it turns the servers of a
+// host configuration into a workbench configuration, so that moving to the
+// workbench never means retyping an entry.
+func runImport(_ context.Context, e *env, args []string) error {
+	opts, err := parseImportArgs(e, args)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-workbench: import: %v\n\n%s", err, importUsage)
-		return &exitError{code: 2}
+		return e.usageError("import", err)
 	}
-	if err := runImport(opts, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "mcp-workbench:", err)
+	if err := doImport(opts, e.stdout, e.stderr); err != nil {
+		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return &exitError{code: 1}
 	}
 	return nil
 }
 
-// parseImportArgs reads the flags and the one PATH. Flags may come before or
-// after PATH, as users type them either way: the flag package stops at the
-// first positional argument, so parsing resumes after each one.
-func parseImportArgs(args []string) (importOptions, error) {
+// parseImportArgs reads the flags and the one PATH.
+func parseImportArgs(e *env, args []string) (importOptions, error) {
 	var opts importOptions
-	fset := flag.NewFlagSet("mcp-workbench import", flag.ContinueOnError)
-	fset.SetOutput(io.Discard)
-	fset.StringVar(&opts.out, "out", config.DefaultPath, "the file to write")
-	fset.BoolVar(&opts.force, "force", false, "overwrite the file if it exists")
-	fset.StringVar(&opts.toolbox, "toolbox", "", "one toolbox for every server")
-	positional, err := parseFlags(fset, args)
+	fset := e.flagSet("import", &opts.globalOptions)
+	fset.StringVar(&opts.out, "out", config.DefaultPath, "")
+	fset.BoolVar(&opts.force, "force", false, "")
+	fset.StringVar(&opts.toolbox, "toolbox", "", "")
+	positional, err := parse(fset, args)
 	if err != nil {
 		return opts, err
 	}
@@ -82,6 +78,12 @@ func parseImportArgs(args []string) (importOptions, error) {
 		return opts, errors.New("missing PATH, the host configuration to import")
 	case len(positional) > 1:
 		return opts, fmt.Errorf("unexpected argument %q (import reads one host configuration)", positional[1])
+	case opts.configPath != "":
+		// import writes a configuration; --config names one to read.
+		return opts, errors.New("import writes the file that --out names (--config is for the commands that read a configuration)")
+	}
+	if _, err := parseLevel(opts.logLevel); err != nil {
+		return opts, err
 	}
 	opts.src = positional[0]
 	fset.Visit(func(f *flag.Flag) {
@@ -95,10 +97,10 @@ func parseImportArgs(args []string) (importOptions, error) {
 	return opts, err
 }
 
-// runImport does the work of importCommand once the command line is known.
+// doImport does the work of runImport once the command line is known.
 // Nothing is written unless the result loads in the workbench, so that a
 // failed import never leaves a half-usable file behind.
-func runImport(opts importOptions, stdout, stderr io.Writer) error {
+func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	data, err := os.ReadFile(opts.src)
 	if err != nil {
 		return fmt.Errorf("cannot read the host configuration: %w", err)
