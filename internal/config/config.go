@@ -151,15 +151,15 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	name := e.File
-	if name == "" {
-		name = "configuration"
+	b.WriteString("invalid configuration")
+	if e.File != "" {
+		b.WriteString(" " + e.File)
 	}
 	if len(e.Problems) == 1 {
-		fmt.Fprintf(&b, "invalid configuration %s: %s", name, e.Problems[0])
+		fmt.Fprintf(&b, ": %s", e.Problems[0])
 		return b.String()
 	}
-	fmt.Fprintf(&b, "invalid configuration %s (%d problems):", name, len(e.Problems))
+	fmt.Fprintf(&b, " (%d problems):", len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
@@ -195,7 +195,7 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 		}
 		return nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	cfg, err := Parse(data, lookup)
+	cfg, err := parse(data, lookup, path)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -220,6 +220,12 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 
 // Parse decodes, expands and validates a configuration document.
 func Parse(data []byte, lookup LookupFunc) (*Config, error) {
+	return parse(data, lookup, "")
+}
+
+// parse is [Parse] of the document read from file ("" if unknown), which
+// messages name.
+func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	root, problems, err := decodeTree(data)
 	if err != nil {
 		return nil, err
@@ -233,6 +239,14 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 	if root.kind != kObject {
 		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
 	}
+	if root.get("toolboxes") == nil && root.get("mcpServers") != nil {
+		// An MCP host's own file, given where the workbench's belongs.
+		if file == "" {
+			file = "PATH"
+		}
+		return nil, &Error{Problems: []Problem{{Msg: "this is an MCP host's configuration (\"mcpServers\" at the top, no \"toolboxes\"); " +
+			"to make a workbench configuration of its servers, run: mcp-workbench import " + shellQuote(file)}}}
+	}
 	sp, err := checkSchema(root)
 	if err != nil {
 		return nil, err
@@ -245,4 +259,13 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 	}
 	cfg.Warnings = v.warnings
 	return cfg, nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a
+// command line in a message can be pasted as it is.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
