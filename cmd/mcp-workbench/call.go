@@ -52,10 +52,6 @@ func runCall(ctx context.Context, e *env, args []string) error {
 	if len(positional) == 4 {
 		opts.args = positional[3]
 	}
-	log, logOut, err := e.logger("call", opts.globalOptions)
-	if err != nil {
-		return err
-	}
 	toolArgs := json.RawMessage("{}")
 	if opts.args != "" {
 		raw := []byte(opts.args)
@@ -69,7 +65,7 @@ func runCall(ctx context.Context, e *env, args []string) error {
 		}
 		toolArgs = raw
 	}
-	cfg, err := e.loadConfig(opts.globalOptions, log)
+	cfg, log, logOut, err := e.load("call", opts.globalOptions)
 	if err != nil {
 		return err
 	}

@@ -43,11 +43,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		return e.usageError("check", err)
 	}
 	opts.toolboxes = positional
-	log, logOut, err := e.logger("check", opts.globalOptions)
-	if err != nil {
-		return err
-	}
-	cfg, err := e.loadConfig(opts.globalOptions, log)
+	cfg, log, logOut, err := e.load("check", opts.globalOptions)
 	if err != nil {
 		return err
 	}

@@ -169,18 +169,23 @@ func (e *env) logger(name string, g globalOptions) (*slog.Logger, *syncWriter, e
 	return log, out, nil
 }
 
-// loadConfig loads the configuration that g names and logs its warnings.
-// A configuration that cannot be used is reported on stderr: exit status 1.
-func (e *env) loadConfig(g globalOptions, log *slog.Logger) (*config.Config, error) {
+// load makes the logger of a command run (see [env.logger]), then loads
+// the configuration that g names and logs its warnings. A configuration
+// that cannot be used is reported on stderr: exit status 1.
+func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
+	log, logOut, err := e.logger(name, g)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	cfg, err := config.Load(config.ResolvePath(g.configPath, os.LookupEnv))
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
-		return nil, &exitError{code: 1}
+		return nil, nil, nil, &exitError{code: 1}
 	}
 	for _, w := range cfg.Warnings {
 		log.Warn("configuration: " + w)
 	}
-	return cfg, nil
+	return cfg, log, logOut, nil
 }
 
 // noArguments refuses positional arguments, for the commands that take none.

@@ -36,11 +36,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("serve", err)
 	}
-	log, logOut, err := e.logger("serve", opts.globalOptions)
-	if err != nil {
-		return err
-	}
-	cfg, err := e.loadConfig(opts.globalOptions, log)
+	cfg, log, logOut, err := e.load("serve", opts.globalOptions)
 	if err != nil {
 		return err
 	}

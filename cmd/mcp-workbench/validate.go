@@ -33,11 +33,7 @@ func runValidate(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("validate", err)
 	}
-	log, _, err := e.logger("validate", opts.globalOptions)
-	if err != nil {
-		return err
-	}
-	cfg, err := e.loadConfig(opts.globalOptions, log)
+	cfg, _, _, err := e.load("validate", opts.globalOptions)
 	if err != nil {
 		return err
 	}

@@ -227,6 +227,9 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 // messages name.
 func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	root, problems, err := decodeTree(data)
+	if errors.Is(err, ErrEmpty) {
+		return nil, fmt.Errorf("%w; it must hold a JSON object with \"toolboxes\"", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +248,7 @@ func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 			file = "PATH"
 		}
 		return nil, &Error{Problems: []Problem{{Msg: "this is an MCP host's configuration (\"mcpServers\" at the top, no \"toolboxes\"); " +
-			"to make a workbench configuration of its servers, run: mcp-workbench import " + shellQuote(file)}}}
+			"to make a workbench configuration of its servers, run: mcp-workbench import " + ShellQuote(file)}}}
 	}
 	sp, err := checkSchema(root)
 	if err != nil {
@@ -261,9 +264,9 @@ func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	return cfg, nil
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it, so that a
+// ShellQuote quotes s for a POSIX shell when it needs it, so that a
 // command line in a message can be pasted as it is.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
 		return s
 	}
