@@ -2,9 +2,27 @@
 
 GO      ?= go
 BIN     := bin/mcp-workbench
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The version the binary reports (cmd/mcp-workbench/version.go): a clean
+# checkout of a release tag vX.Y.Z reports X.Y.Z; any other checkout the
+# source's version with its commit, such as 0.1.0-dev+0123456789ab.dirty.
+# VERSION=X.Y.Z overrides it; it must be a semantic version.
+SOURCE_VERSION := $(shell sed -n 's/^const sourceVersion = "\(.*\)"$$/\1/p' cmd/mcp-workbench/version.go)
+GIT_DIRTY = $(shell git status --porcelain 2>/dev/null | grep -q . && echo .dirty)
+GIT_TAG   = $(if $(GIT_DIRTY),,$(shell git describe --tags --exact-match --match 'v[0-9]*.[0-9]*.[0-9]*' 2>/dev/null))
+GIT_REV   = $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+VERSION  ?= $(or $(GIT_TAG),$(if $(GIT_REV),$(SOURCE_VERSION)+$(GIT_REV)$(GIT_DIRTY)))
+LDFLAGS := -s -w $(if $(VERSION),-X main.version=$(VERSION))
+ifneq ($(VERSION),)
+ifeq ($(shell echo '$(VERSION)' | grep -Eq '^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$$' && echo ok),)
+$(error VERSION=$(VERSION) is not a semantic version (X.Y.Z, optionally with -pre-release or +build))
+endif
+endif
+
 NPM_DIR := testdata/npm
+
+# staticcheck, pinned: .ci/run installs this version with go install.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= $(or $(shell command -v staticcheck 2>/dev/null),$(shell $(GO) env GOPATH)/bin/staticcheck)
 
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
@@ -25,7 +43,7 @@ demo: build
 ## then a short run of every benchmark so that they never rot (toolbox opens
 ## start dozens of processes each, so they run 3 times, not 100)
 test: lint test-deps
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 10m ./...
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Open' -benchtime 3x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
@@ -49,10 +67,18 @@ test-deps: $(NPM_DIR)/node_modules/.package-lock.json
 $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund
 
-## lint: gofmt and go vet
+## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
+## and staticcheck over the linux and windows builds together
 lint:
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	GOOS=windows $(GO) vet ./...
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || { \
+	  echo "lint: staticcheck $(STATICCHECK_VERSION) is needed: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)" >&2; exit 1; }
+	@mkdir -p bin
+	$(STATICCHECK) -f binary ./... > bin/staticcheck-linux.bin
+	GOOS=windows $(STATICCHECK) -f binary ./... > bin/staticcheck-windows.bin
+	$(STATICCHECK) -merge bin/staticcheck-linux.bin bin/staticcheck-windows.bin
 
 ## cross: build for every platform of a release, keeping nothing (CI runs it)
 cross:
@@ -67,7 +93,7 @@ dist:
 	rm -rf dist && mkdir -p dist
 	@for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; exe=; [ $$os = windows ] && exe=.exe; \
-	  name=mcp-workbench_$(VERSION)_$${os}_$${arch}; \
+	  name=mcp-workbench_$(or $(VERSION:v%=%),$(SOURCE_VERSION))_$${os}_$${arch}; \
 	  echo "dist/$$name"; mkdir -p dist/$$name; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/mcp-workbench$$exe ./cmd/mcp-workbench || exit 1; \
 	  cp README.md CHANGELOG.md workbench-config.example.json workbench-config.schema.json dist/$$name/; \

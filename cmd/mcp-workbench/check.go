@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,21 +21,51 @@ import (
 // English and JSON. It is a guide to size, not a tokenizer.
 func tokens(n int) int { return (n + 3) / 4 }
 
-// check starts the servers of the named toolboxes (every toolbox if none)
-// as open_toolbox would, all in parallel, reports each server on stderr as
-// it finishes, then prints a report: per server its status, tool count and
-// start time; per toolbox the size of what open_toolbox returns. It fails
-// if any enabled server could not start.
-func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Logger, logOut, stdout io.Writer) error {
+const checkUsage = `Usage: mcp-workbench check [--config PATH] [TOOLBOX...]
+
+Starts the servers of the named toolboxes (every toolbox if none) as
+open_toolbox would, all in parallel, with progress on stderr. Then reports
+each server's status, tool count and start time, and for each toolbox the
+size of what open_toolbox returns, in bytes and about how many tokens.
+Exits 1 if any enabled server could not start.
+` + globalFlagsHelp
+
+// checkOptions is the parsed command line of mcp-workbench check.
+type checkOptions struct {
+	globalOptions
+	toolboxes []string // the toolboxes to check; none for every one
+}
+
+func runCheck(ctx context.Context, e *env, args []string) error {
+	var opts checkOptions
+	fs := e.flagSet("check", &opts.globalOptions)
+	positional, err := parse(fs, args)
+	if err != nil {
+		return e.usageError("check", err)
+	}
+	opts.toolboxes = positional
+	cfg, log, logOut, err := e.load("check", opts.globalOptions)
+	if err != nil {
+		return err
+	}
+	for _, n := range opts.toolboxes {
+		if cfg.Toolbox(n) == nil {
+			return e.usageError("check", fmt.Errorf("no toolbox %q in %s (toolboxes: %s)", n, cfg.Path, strings.Join(cfg.ToolboxNames(), ", ")))
+		}
+	}
+	names := opts.toolboxes
 	if len(names) == 0 {
 		names = cfg.ToolboxNames()
 	}
-	for _, n := range names {
-		if cfg.Toolbox(n) == nil {
-			fmt.Fprintf(logOut, "mcp-workbench: check: no toolbox %q in %s (toolboxes: %s)\n", n, cfg.Path, strings.Join(cfg.ToolboxNames(), ", "))
-			return &exitError{code: 2}
-		}
-	}
+	return check(ctx, cfg, names, log, logOut, e.stdout)
+}
+
+// check starts the servers of the named toolboxes as open_toolbox would,
+// all in parallel, reports each server on stderr as it finishes, then
+// prints a report: per server its status, tool count and start time; per
+// toolbox the size of what open_toolbox returns. It fails if any enabled
+// server could not start.
+func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Logger, logOut, stdout io.Writer) error {
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
 	defer wb.Close()
 
@@ -45,33 +73,37 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 		took time.Duration
 		err  error
 	}
-	results := map[*downstream.Server]*outcome{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	total := 0
+	// The servers to start are counted before any starts: every progress
+	// line reads the total.
+	var servers []*downstream.Server
 	for _, name := range names {
 		for _, s := range wb.Servers(name) {
-			if s.Config().Disabled {
-				continue
+			if !s.Config().Disabled {
+				servers = append(servers, s)
 			}
-			total++
-			wg.Go(func() {
-				start := time.Now()
-				_, err := s.Connect(ctx)
-				o := &outcome{took: time.Since(start), err: err}
-				mu.Lock()
-				results[s] = o
-				done := len(results)
-				mu.Unlock()
-				if err != nil {
-					fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
-				} else {
-					fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
-				}
-			})
 		}
 	}
+	total := len(servers)
 	fmt.Fprintf(logOut, "starting %d server(s) of %d toolbox(es) from %s…\n", total, len(names), cfg.Path)
+	results := make(map[*downstream.Server]*outcome, total)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			start := time.Now()
+			_, err := s.Connect(ctx)
+			o := &outcome{took: time.Since(start), err: err}
+			mu.Lock()
+			results[s] = o
+			done := len(results)
+			mu.Unlock()
+			if err != nil {
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
+			} else {
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
+			}
+		})
+	}
 	wg.Wait()
 
 	failed := 0
@@ -80,7 +112,9 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			fmt.Fprintln(stdout)
 		}
 		tb := cfg.Toolbox(name)
-		res := wb.Open(ctx, name, false)
+		// Rendered from the attempts above: opening the toolbox would
+		// start each failed server again, with a second retry cycle.
+		res := wb.Render(name)
 		text := resultText(res)
 		if res.IsError {
 			fmt.Fprintf(stdout, "%s: could not open\n", name)
@@ -122,102 +156,6 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Millisecond)
 	}
 	return d.Round(100 * time.Microsecond)
-}
-
-// call makes one use_tool call from the shell: TOOLBOX SERVER TOOL
-// [JSON-ARGS], where JSON-ARGS "-" reads the arguments from stdin. It
-// prints the tool's text (or, with --json, the whole result), and fails
-// with the error text on stderr when the result is an error.
-func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
-	args := json.RawMessage("{}")
-	if len(pos) == 4 {
-		raw := []byte(pos[3])
-		if pos[3] == "-" {
-			var err error
-			if raw, err = io.ReadAll(stdin); err != nil {
-				return fmt.Errorf("reading the arguments from stdin: %w", err)
-			}
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			fmt.Fprintf(logOut, "mcp-workbench: call: JSON-ARGS must be a JSON object, such as '{\"path\": \"/tmp\"}': %v\n", err)
-			return &exitError{code: 2}
-		}
-		args = raw
-	}
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
-	defer wb.Close()
-	raw := wb.Use(ctx, pos[0], pos[1], pos[2], args, nil)
-	var res result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("the server's result is not a JSON object: %v", err)
-	}
-	if asJSON {
-		var b bytes.Buffer
-		if err := json.Indent(&b, raw, "", "  "); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, b.String())
-	} else {
-		out := stdout
-		if res.IsError {
-			out = logOut
-		}
-		printResult(out, &res)
-	}
-	if res.IsError {
-		return &exitError{code: 1}
-	}
-	return nil
-}
-
-// result is a tools/call result as the command line shows it. It is
-// decoded leniently, so that content of a type this build does not know
-// is still shown, by its type.
-type result struct {
-	Content []struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		MIMEType string `json:"mimeType"`
-		Data     string `json:"data"` // base64
-		URI      string `json:"uri"`
-		Resource *struct {
-			URI  string `json:"uri"`
-			Text string `json:"text"`
-		} `json:"resource"`
-	} `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent"`
-	IsError           bool            `json:"isError"`
-}
-
-// printResult writes a result for a person: text as it is, other content
-// described, structured content as JSON when there is nothing else.
-func printResult(w io.Writer, res *result) {
-	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
-			fmt.Fprintln(w, c.Text)
-		case "image", "audio":
-			data, _ := base64.StdEncoding.DecodeString(c.Data)
-			fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, len(data))
-		case "resource_link":
-			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
-		case "resource":
-			if c.Resource != nil && c.Resource.Text != "" {
-				fmt.Fprintln(w, c.Resource.Text)
-			} else if c.Resource != nil {
-				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
-			}
-		default:
-			fmt.Fprintf(w, "[%s content]\n", c.Type)
-		}
-	}
-	if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
-		var b bytes.Buffer
-		if json.Indent(&b, res.StructuredContent, "", "  ") == nil {
-			fmt.Fprintln(w, b.String())
-		}
-	}
 }
 
 func resultText(res *mcp.CallToolResult) string {

@@ -356,3 +356,43 @@ func TestImportHelp(t *testing.T) {
 		t.Errorf("exit status %d, stdout %q", code, stdout)
 	}
 }
+
+// TestImportWarnings checks what import points out on stderr: a ${VAR}
+// that is not set here, at its place in the written file; not the TODO
+// descriptions it writes itself (stdout says to replace them). With
+// --log-level error it says nothing.
+func TestImportWarnings(t *testing.T) {
+	t.Setenv("EVENTS_PORT", "9000")
+	t.Setenv("API_KEY", "")
+	os.Unsetenv("API_KEY") // restored by t.Setenv
+	out := filepath.Join(t.TempDir(), "wb.json")
+	code, stdout, stderr := runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out)
+	want := "mcp-workbench: warning: " + out + ": toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here"
+	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "EVENTS_PORT") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, `Replace each "TODO" description`) {
+		t.Errorf("stdout does not say to replace the TODOs:\n%s", stdout)
+	}
+	code, _, stderr = runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out, "--force", "--log-level", "error")
+	if code != 0 || stderr != "" {
+		t.Errorf("--log-level error: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestValidateWarnsOfTODO checks that a configuration written by import
+// and not finished yet loads, with a warning for each TODO description.
+func TestValidateWarnsOfTODO(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "wb.json")
+	if code, _, stderr := runImportCmd(t, importFixture("cursor-mcp.json"), "--out", out, "--toolbox", "all"); code != 0 {
+		t.Fatalf("import: exit %d\n%s", code, stderr)
+	}
+	t.Setenv("LINEAR_TOKEN", "t")
+	code, stdout, stderr := runCmd(t, "", "validate", "--config", out)
+	if code != 0 || !strings.Contains(stdout, "valid, 1 toolbox(es)") {
+		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if want := `level=WARN msg="configuration: toolboxes.all.description: still a TODO`; strings.Count(stderr, want) != 1 {
+		t.Errorf("stderr does not warn once of the TODO description:\n%s", stderr)
+	}
+}

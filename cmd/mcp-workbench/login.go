@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -22,73 +18,65 @@ prints its URL on stderr too; waits on 127.0.0.1 for the redirect (default
 5m); stores the tokens in the user's configuration folder, where every
 workbench process finds them. Servers that run the workbench refresh them
 without you.
-`
+` + globalFlagsHelp
 
 const logoutUsage = `Usage: mcp-workbench logout [--config PATH] TOOLBOX SERVER
 
 Remove the tokens a login stored for a server.
-`
+` + globalFlagsHelp
 
-var errHelp = errors.New("help shown")
-
-func helpIsNoError(err error) error {
-	if err == errHelp {
-		return nil
-	}
-	return err
+// loginOptions is the parsed command line of mcp-workbench login.
+type loginOptions struct {
+	globalOptions
+	timeout time.Duration
 }
 
-// remoteServer loads the configuration and finds TOOLBOX SERVER in it.
-func remoteServer(cmd string, args []string, usage string, stdout, stderr io.Writer, extra func(*flag.FlagSet)) (*config.Config, *config.Toolbox, *config.Server, error) {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "configuration file")
-	if extra != nil {
-		extra(fs)
+// logoutOptions is the parsed command line of mcp-workbench logout.
+type logoutOptions struct {
+	globalOptions
+}
+
+// remoteServer finds TOOLBOX SERVER, the positional arguments of command
+// name, in the configuration g names.
+func (e *env) remoteServer(name string, g globalOptions, positional []string) (*config.Config, *config.Toolbox, *config.Server, error) {
+	if len(positional) != 2 {
+		return nil, nil, nil, e.usageError(name, fmt.Errorf("%s needs TOOLBOX SERVER", name))
 	}
-	pos, err := parseFlags(fs, args)
-	if err == flag.ErrHelp {
-		fmt.Fprint(stdout, usage)
-		return nil, nil, nil, errHelp
-	}
-	if err == nil && len(pos) != 2 {
-		err = fmt.Errorf("%s needs TOOLBOX SERVER", cmd)
-	}
+	cfg, _, _, err := e.load(name, g)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcp-workbench %s: %v\n\n%s", cmd, err, usage)
-		return nil, nil, nil, &exitError{code: 2}
+		return nil, nil, nil, err
 	}
-	cfg, err := config.Load(config.ResolvePath(*configPath, os.LookupEnv))
-	if err != nil {
-		fmt.Fprintln(stderr, "mcp-workbench:", err)
-		return nil, nil, nil, &exitError{code: 1}
-	}
-	tb := cfg.Toolbox(pos[0])
+	tb := cfg.Toolbox(positional[0])
 	if tb == nil {
-		fmt.Fprintf(stderr, "mcp-workbench %s: no toolbox %q in %s (toolboxes: %s)\n", cmd, pos[0], cfg.Path, strings.Join(cfg.ToolboxNames(), ", "))
+		fmt.Fprintf(e.stderr, "mcp-workbench %s: no toolbox %q in %s (toolboxes: %s)\n", name, positional[0], cfg.Path, strings.Join(cfg.ToolboxNames(), ", "))
 		return nil, nil, nil, &exitError{code: 2}
 	}
-	s := tb.Server(pos[1])
+	s := tb.Server(positional[1])
 	if s == nil {
 		var names []string
 		for _, s := range tb.Servers {
 			names = append(names, s.Name)
 		}
-		fmt.Fprintf(stderr, "mcp-workbench %s: toolbox %q has no server %q (servers: %s)\n", cmd, tb.Name, pos[1], strings.Join(names, ", "))
+		fmt.Fprintf(e.stderr, "mcp-workbench %s: toolbox %q has no server %q (servers: %s)\n", name, tb.Name, positional[1], strings.Join(names, ", "))
 		return nil, nil, nil, &exitError{code: 2}
 	}
 	return cfg, tb, s, nil
 }
 
-// login runs the OAuth login of one server and reports what it got.
-func login(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	timeout := oauth.DefaultLoginTimeout
-	cfg, tb, s, err := remoteServer("login", args, loginUsage, stdout, stderr, func(fs *flag.FlagSet) {
-		fs.DurationVar(&timeout, "timeout", timeout, "how long to wait for the browser")
-	})
+// runLogin runs the OAuth login of one server and reports what it got.
+func runLogin(ctx context.Context, e *env, args []string) error {
+	var opts loginOptions
+	fs := e.flagSet("login", &opts.globalOptions)
+	fs.DurationVar(&opts.timeout, "timeout", oauth.DefaultLoginTimeout, "")
+	positional, err := parse(fs, args)
 	if err != nil {
-		return helpIsNoError(err)
+		return e.usageError("login", err)
 	}
+	cfg, tb, s, err := e.remoteServer("login", opts.globalOptions, positional)
+	if err != nil {
+		return err
+	}
+	timeout, stdout, stderr := opts.timeout, e.stdout, e.stderr
 	toolbox := tb.Name
 	res, err := oauth.Login(ctx, oauth.LoginOptions{
 		ConfigPath: cfg.Path, Toolbox: toolbox, Server: s, Timeout: timeout,
@@ -129,12 +117,19 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// logout removes the stored tokens of one server.
-func logout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	_, _, s, err := remoteServer("logout", args, logoutUsage, stdout, stderr, nil)
+// runLogout removes the stored tokens of one server.
+func runLogout(ctx context.Context, e *env, args []string) error {
+	var opts logoutOptions
+	fs := e.flagSet("logout", &opts.globalOptions)
+	positional, err := parse(fs, args)
 	if err != nil {
-		return helpIsNoError(err)
+		return e.usageError("logout", err)
 	}
+	_, _, s, err := e.remoteServer("logout", opts.globalOptions, positional)
+	if err != nil {
+		return err
+	}
+	stdout, stderr := e.stdout, e.stderr
 	store, err := oauth.DefaultStore()
 	if err != nil {
 		return err

@@ -241,52 +241,6 @@ func TestConfigErrorsStopBeforeAnyTraffic(t *testing.T) {
 	}
 }
 
-func TestCommandLine(t *testing.T) {
-	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
-		"dev": map[string]any{"description": "Development", "mcpServers": map[string]any{
-			"fs":  map[string]any{"command": "npx", "args": []string{"-y", "server"}},
-			"web": map[string]any{"type": "http", "url": "http://127.0.0.1:9/mcp", "disabled": true},
-		}},
-	}})
-	tests := []struct {
-		args       []string
-		code       int
-		out, err   string
-		env        map[string]string
-		noStdout   bool
-		errMissing string
-	}{
-		{args: []string{"--version"}, out: "mcp-workbench "},
-		{args: []string{"help"}, out: "Usage:"},
-		{args: []string{"validate", "--config", cfg}, out: "valid, 1 toolbox(es)"},
-		{args: []string{"validate"}, env: map[string]string{"WORKBENCH_CONFIG": cfg}, out: "fs"},
-		{args: []string{"--bogus"}, code: 2, err: "flag provided but not defined: -bogus"},
-		{args: []string{"frobnicate"}, code: 2, err: `unknown command "frobnicate"`},
-		{args: []string{"--log-level", "loud", "--config", cfg}, code: 2, err: `unknown log level "loud"`},
-		{args: []string{"--config", filepath.Join(t.TempDir(), "none.json")}, code: 1, err: "not found"},
-	}
-	for _, tt := range tests {
-		for k, v := range tt.env {
-			t.Setenv(k, v)
-		}
-		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), tt.args, strings.NewReader(""), &stdout, &stderr)
-		code := 0
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		} else if err != nil {
-			code = -1
-		}
-		if code != tt.code || !strings.Contains(stdout.String(), tt.out) || !strings.Contains(stderr.String(), tt.err) {
-			t.Errorf("%v: code %d (want %d)\nstdout %q (want %q)\nstderr %q (want %q)", tt.args, code, tt.code, stdout.String(), tt.out, stderr.String(), tt.err)
-		}
-		for k := range tt.env {
-			os.Unsetenv(k)
-		}
-	}
-}
-
 // process is the real program (this test binary re-executed as main)
 // serving a host over pipes.
 type process struct {
@@ -507,12 +461,19 @@ func TestCall(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "/a: got string, want number") {
 		t.Errorf("call with bad arguments: exit %d %s", code, errOut)
 	}
-	code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", `[1]`)
-	if code != 2 || !strings.Contains(errOut, "JSON-ARGS must be a JSON object") {
-		t.Errorf("call with an array: exit %d %s", code, errOut)
+	for args, want := range map[string]string{
+		`[1]`:       `JSON-ARGS must be a JSON object, such as '{"path": "/tmp"}', not an array`,
+		`"x"`:       "not a string",
+		`{"a": 1`:   "invalid JSON at byte 7: unexpected end of JSON input",
+		`{"a": 1}}`: "invalid JSON at byte 9: invalid character '}' after top-level value",
+	} {
+		code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", args)
+		if code != 2 || !strings.Contains(errOut, want) || strings.Contains(errOut, "Go value") {
+			t.Errorf("call with %s: exit %d %s", args, code, errOut)
+		}
 	}
 	code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a")
-	if code != 2 || !strings.Contains(errOut, "call needs TOOLBOX SERVER TOOL") {
+	if code != 2 || !strings.Contains(errOut, "call: needs TOOLBOX SERVER TOOL") {
 		t.Errorf("call with too few arguments: exit %d %s", code, errOut)
 	}
 }
@@ -558,16 +519,54 @@ func TestDropInEntries(t *testing.T) {
 	}
 }
 
-func TestVersion(t *testing.T) {
-	saved := version
-	defer func() { version = saved }()
-	version = "v1.2.3"
-	if got := Version(); got != "v1.2.3" {
-		t.Errorf("Version() = %q with a version set at build time", got)
+// TestCheckStartsAFailingServerOnce checks that a server that cannot start
+// goes through its retry cycle once: check reports the attempts it made,
+// and then renders open_toolbox's result from them rather than opening the
+// toolbox (which would start the server again). Its warning is logged once.
+func TestCheckStartsAFailingServerOnce(t *testing.T) {
+	state := t.TempDir()
+	failing := fakeServerEntry("failing", fakeserver.EnvFailFirst, "100", fakeserver.EnvStateDir, state)
+	failing["maxRetries"] = 1
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{
+			"a": fakeServerEntry("a"), "b": fakeServerEntry("b"), "failing": failing,
+		}},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s", code, out)
 	}
-	version = ""
-	// A test binary carries no module version: the fallback says dev.
-	if got := Version(); got != "dev" {
-		t.Errorf("Version() = %q without one", got)
+	if starts := fakeserver.ReadLines(state, fakeserver.StartsFile); len(starts) != 2 {
+		t.Errorf("the failing server started %d times, want 2 (1 attempt + maxRetries 1)", len(starts))
+	}
+	if n := strings.Count(errOut, "could not start"); n != 2 { // the progress line and the log's warning
+		t.Errorf("%q appears %d times on stderr, want 2:\n%s", "could not start", n, errOut)
+	}
+	if n := strings.Count(errOut, "start failed, retrying"); n != 1 {
+		t.Errorf("the retry was logged %d times, want 1:\n%s", n, errOut)
+	}
+	if !strings.Contains(out, "failing              error      could not start (2 attempts)") {
+		t.Errorf("check output does not report the 2 attempts:\n%s", out)
+	}
+}
+
+// TestCheckManyServers runs check over servers that fail at once, while it
+// is still starting the others: under -race, its count of servers must not
+// be written while their reports read it.
+func TestCheckManyServers(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	servers := map[string]any{}
+	for i := range 200 {
+		servers[fmt.Sprintf("s%03d", i)] = map[string]any{"command": missing, "maxRetries": 0}
+	}
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"many": map[string]any{"description": "d", "mcpServers": servers},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 || !strings.Contains(out, "200 of 200 server(s) failed to start.") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "[200/200] many/s") {
+		t.Errorf("no progress line for the last server:\n%s", errOut)
 	}
 }

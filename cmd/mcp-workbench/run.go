@@ -7,216 +7,193 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
-	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
-	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// version is set at build time (-ldflags "-X main.version=v1.2.3").
-var version string
-
-// Version returns the build's version: the one set at build time, else the
-// module version that go install recorded, else "dev".
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+// A command is one subcommand of mcp-workbench. Each lives in its own file
+// with its options struct, its flag set and its usage text; adding one is
+// one entry in [commands].
+type command struct {
+	name    string
+	summary string // one line, for the list in mcp-workbench help
+	usage   string // what mcp-workbench help NAME and NAME --help print
+	run     func(ctx context.Context, e *env, args []string) error
 }
 
-const usage = `mcp-workbench groups MCP servers into toolboxes behind two tools, open_toolbox and
-use_tool, and starts a server only when its toolbox is opened.
+// commands are the subcommands, in the order help lists them. serve is
+// what runs when no command is named. (A function, not a variable: help
+// reads the table it is in.)
+func commands() []*command {
+	return []*command{
+		{name: "serve", summary: "serve MCP on stdin/stdout: what a host runs (the default)", usage: serveUsage, run: runServe},
+		{name: "validate", summary: "check the configuration and summarize it", usage: validateUsage, run: runValidate},
+		{name: "check", summary: "start the toolboxes' servers as a host would and report each one", usage: checkUsage, run: runCheck},
+		{name: "call", summary: "call one tool, as use_tool does", usage: callUsage, run: runCall},
+		{name: "login", summary: "log in to a remote server that asks for OAuth", usage: loginUsage, run: runLogin},
+		{name: "logout", summary: "remove the tokens of a server's login", usage: logoutUsage, run: runLogout},
+		{name: "import", summary: "turn a host's mcpServers into a workbench configuration", usage: importUsage, run: runImport},
+		{name: "help", summary: "show the help of mcp-workbench or of one command", usage: helpUsage, run: runHelp},
+		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
+	}
+}
 
-Usage:
-  mcp-workbench [--config PATH]             serve MCP on stdin/stdout: what a host runs
-  mcp-workbench validate [--config PATH]    check the configuration and summarize it
-  mcp-workbench check [--config PATH] [TOOLBOX...]
-                                            start the toolboxes' servers as a host would, report
-                                            each one, and exit 1 if any fails
-  mcp-workbench call [--config PATH] [--json] TOOLBOX SERVER TOOL [JSON-ARGS]
-                                            call one tool, as use_tool does (JSON-ARGS "-" reads stdin)
-  mcp-workbench login [--config PATH] TOOLBOX SERVER
-                                            log in to a remote server that asks for OAuth
-  mcp-workbench logout [--config PATH] TOOLBOX SERVER
-                                            remove the tokens of a server's login
-  mcp-workbench import HOST-CONFIG [--out FILE] [--force] [--toolbox NAME]
-                                            turn a host's mcpServers into a workbench configuration
-  mcp-workbench --version | help
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
 
-Flags:
+// globalOptions are the flags every command takes, before or after its
+// name: mcp-workbench --config x check and mcp-workbench check --config x.
+type globalOptions struct {
+	configPath string // --config; "" for $WORKBENCH_CONFIG, else ./workbench-config.json
+	logLevel   string // --log-level; "" for $WORKBENCH_LOG_LEVEL, else info
+}
+
+// globalFlagsHelp ends every command's usage text.
+const globalFlagsHelp = `
+Global flags, before or after the command:
   --config PATH       the configuration (else $WORKBENCH_CONFIG, else ./workbench-config.json)
-  --log-level LEVEL   debug, info, warn or error (else $WORKBENCH_LOG_LEVEL, else info); logs go to stderr
-
-Start with:
-  mcp-workbench import ~/Library/Application\ Support/Claude/claude_desktop_config.json
-  mcp-workbench check
-  mcp-workbench call knowledge memory read_graph
+  --log-level LEVEL   debug, info, warn or error (else $WORKBENCH_LOG_LEVEL, else info);
+                      logs go to stderr
 `
 
-// run is the whole program, on the streams it is given.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "import":
-		return importCommand(args, stdout, stderr)
-	case "login":
-		return login(ctx, args, stdout, stderr)
-	case "logout":
-		return logout(ctx, args, stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	case "version":
-		fmt.Fprintln(stdout, "mcp-workbench", Version())
-		return nil
-	case "", "validate", "check", "call":
-	default:
-		return usageError(stderr, fmt.Sprintf("unknown command %q", cmd))
-	}
-	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	configPath := fs.String("config", "", "configuration file")
-	logLevel := fs.String("log-level", "", "debug, info, warn or error")
-	showVersion := fs.Bool("version", false, "print the version")
-	help := fs.Bool("help", false, "show help")
-	fs.BoolVar(help, "h", false, "show help")
-	asJSON := false
-	if cmd == "call" {
-		fs.BoolVar(&asJSON, "json", false, "print the whole result as JSON")
-	}
-	positional, err := parseFlags(fs, args)
-	if err != nil {
-		return usageError(stderr, err.Error())
-	}
-	switch {
-	case *help:
-		fmt.Fprint(stdout, usage)
-		return nil
-	case *showVersion:
-		fmt.Fprintln(stdout, "mcp-workbench", Version())
-		return nil
-	case (cmd == "" || cmd == "validate") && len(positional) > 0:
-		return usageError(stderr, fmt.Sprintf("unexpected argument %q", positional[0]))
-	case cmd == "call" && (len(positional) < 3 || len(positional) > 4):
-		return usageError(stderr, "call needs TOOLBOX SERVER TOOL and, optionally, JSON-ARGS")
-	}
-
-	out := &syncWriter{w: stderr}
-	log, err := newLogger(out, *logLevel)
-	if err != nil {
-		return usageError(stderr, err.Error())
-	}
-	path := config.ResolvePath(*configPath, os.LookupEnv)
-	cfg, err := config.Load(path)
-	if err != nil {
-		fmt.Fprintln(stderr, "mcp-workbench:", err)
-		return &exitError{code: 1}
-	}
-	for _, w := range cfg.Warnings {
-		log.Warn("configuration: " + w)
-	}
-
-	switch cmd {
-	case "validate":
-		return validate(cfg, stdout)
-	case "check":
-		return check(ctx, cfg, positional, log, out, stdout)
-	case "call":
-		return call(ctx, cfg, positional, asJSON, log, out, stdin, stdout)
-	}
-	return serve(ctx, cfg, log, out, stdin, stdout)
+// env is what a command runs with: the streams given to run, and the
+// global flags given before the command's name.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	global         globalOptions
 }
 
-// parseFlags parses flags that may come before, between or after the
-// positional arguments, as people type them either way, and returns the
-// positional arguments in order.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+// run is the whole program, on the streams it is given. Only main turns
+// its error into an exit status: an *exitError carries one whose message
+// is already printed.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindGlobal(fs, &e.global)
+	showVersion := fs.Bool("version", false, "")
+	// Parsing stops at the first argument that is not a flag: the command.
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, mainUsage())
+		return nil
+	case err != nil:
+		fmt.Fprintf(stderr, "mcp-workbench: %v\n\n%s", err, mainUsage())
+		return &exitError{code: 2}
+	case *showVersion:
+		return runVersion(ctx, e, fs.Args())
+	}
+	args = fs.Args()
+	name := "serve"
+	if len(args) > 0 && args[0] != "--" {
+		name, args = args[0], args[1:]
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "mcp-workbench: unknown command %q\n\n%s", name, mainUsage())
+		return &exitError{code: 2}
+	}
+	return c.run(ctx, e, args)
+}
+
+// bindGlobal adds the global flags to fs, storing into g; their defaults
+// are what g holds.
+func bindGlobal(fs *flag.FlagSet, g *globalOptions) {
+	fs.StringVar(&g.configPath, "config", g.configPath, "")
+	fs.StringVar(&g.logLevel, "log-level", g.logLevel, "")
+}
+
+// flagSet returns the flag set of a command, with the global flags bound
+// to g and set to what was given before the command's name. Parse errors
+// are reported by [env.usageError], so the flag set prints nothing.
+func (e *env) flagSet(name string, g *globalOptions) *flag.FlagSet {
+	*g = e.global
+	fs := flag.NewFlagSet("mcp-workbench "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	bindGlobal(fs, g)
+	return fs
+}
+
+// parse parses a command's arguments. Flags may come before, between or
+// after the positional arguments, as people type them either way; "--"
+// ends the flags. It returns the positional arguments in order.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		if fs.NArg() == 0 {
+		rest := fs.Args()
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		if len(rest) == 0 {
 			return positional, nil
 		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
 }
 
-func usageError(stderr io.Writer, msg string) error {
-	fmt.Fprintf(stderr, "mcp-workbench: %s\n\n%s", msg, usage)
+// usageError reports a mistake on the command line of command name: the
+// message, then the command's usage, on stderr; exit status 2. A request
+// for help (flag.ErrHelp, from --help or -h) prints the usage on stdout
+// instead, and is no error.
+func (e *env) usageError(name string, err error) error {
+	c := lookup(name)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(e.stdout, c.usage)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "mcp-workbench: %s: %v\n\n%s", name, err, c.usage)
 	return &exitError{code: 2}
 }
 
-// serve runs the MCP server on stdin/stdout until stdin ends or ctx is
-// cancelled, then stops every downstream process.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
-	defer wb.Close()
-	ss, err := wb.Connect(ctx, stdin, stdout)
+// logger returns the logger of a command run, writing to stderr through
+// the returned writer, which the servers' stderr forwarders share.
+func (e *env) logger(name string, g globalOptions) (*slog.Logger, *syncWriter, error) {
+	out := &syncWriter{w: e.stderr}
+	log, err := newLogger(out, g.logLevel)
 	if err != nil {
-		return err
+		return nil, nil, e.usageError(name, err)
 	}
-	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-		// stdin ended: the host is gone.
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", context.Cause(ctx))
-	}
-	// Calls in flight are cancelled and servers stopped before the session
-	// closes, so that nothing waits on a downstream server.
-	wb.Close()
-	_ = ss.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		log.Debug("session ended", "error", err)
-	}
-	return nil
+	return log, out, nil
 }
 
-// validate prints a summary of a configuration that loaded.
-func validate(cfg *config.Config, stdout io.Writer) error {
-	fmt.Fprintf(stdout, "%s: valid, %d toolbox(es)\n", cfg.Path, len(cfg.Toolboxes))
-	for _, tb := range cfg.Toolboxes {
-		fmt.Fprintf(stdout, "\n%s — %s\n", tb.Name, tb.Description)
-		for _, s := range tb.Servers {
-			target := s.URL
-			if u, err := url.Parse(s.URL); err == nil && u.RawQuery != "" {
-				u.RawQuery = "…" // where hosted servers take their keys
-				target = u.String()
-			}
-			if s.Transport == config.Stdio {
-				target = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
-			}
-			state := ""
-			if s.Disabled {
-				state = " (disabled)"
-			}
-			filters := ""
-			if s.ToolFilters != nil {
-				filters = " tools: " + strings.Join(s.ToolFilters, ", ")
-			}
-			fmt.Fprintf(stdout, "  %-16s %-5s %s%s%s\n", s.Name, s.Transport, target, filters, state)
-			if line := oauth.Status(cfg.Path, tb.Name, s, false); line != "" && !s.Disabled {
-				fmt.Fprintf(stdout, "  %-16s       %s\n", "", line)
-			}
-		}
+// load makes the logger of a command run (see [env.logger]), then loads
+// the configuration that g names and logs its warnings. A configuration
+// that cannot be used is reported on stderr: exit status 1.
+func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
+	log, logOut, err := e.logger(name, g)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := config.Load(config.ResolvePath(g.configPath, os.LookupEnv))
+	if err != nil {
+		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
+		return nil, nil, nil, &exitError{code: 1}
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	return cfg, log, logOut, nil
+}
+
+// noArguments refuses positional arguments, for the commands that take none.
+func noArguments(positional []string) error {
+	if len(positional) > 0 {
+		return fmt.Errorf("unexpected argument %q", positional[0])
 	}
 	return nil
 }
@@ -225,11 +202,9 @@ func newLogger(out io.Writer, level string) (*slog.Logger, error) {
 	if level == "" {
 		level = os.Getenv("WORKBENCH_LOG_LEVEL")
 	}
-	var l slog.Level
-	if level != "" {
-		if err := l.UnmarshalText([]byte(level)); err != nil {
-			return nil, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
-		}
+	l, err := parseLevel(level)
+	if err != nil {
+		return nil, err
 	}
 	h := slog.NewTextHandler(out, &slog.HandlerOptions{
 		Level: l,
@@ -243,6 +218,17 @@ func newLogger(out io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(h), nil
 }
 
+// parseLevel reads a --log-level value; "" is info.
+func parseLevel(level string) (slog.Level, error) {
+	var l slog.Level
+	if level != "" {
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return l, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
+		}
+	}
+	return l, nil
+}
+
 // syncWriter serializes writes from the logger and the servers' stderr
 // forwarders, so that lines never interleave.
 type syncWriter struct {
@@ -254,4 +240,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// commandList renders the commands for the main usage text.
+func commandList() string {
+	var b strings.Builder
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	return b.String()
 }

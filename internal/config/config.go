@@ -192,15 +192,15 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	name := e.File
-	if name == "" {
-		name = "configuration"
+	b.WriteString("invalid configuration")
+	if e.File != "" {
+		b.WriteString(" " + e.File)
 	}
 	if len(e.Problems) == 1 {
-		fmt.Fprintf(&b, "invalid configuration %s: %s", name, e.Problems[0])
+		fmt.Fprintf(&b, ": %s", e.Problems[0])
 		return b.String()
 	}
-	fmt.Fprintf(&b, "invalid configuration %s (%d problems):", name, len(e.Problems))
+	fmt.Fprintf(&b, " (%d problems):", len(e.Problems))
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())
@@ -248,7 +248,7 @@ func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
 }
 
 func loadData(path string, data []byte, lookup LookupFunc) (*Config, error) {
-	cfg, err := Parse(data, lookup)
+	cfg, err := parse(data, lookup, path)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -273,7 +273,16 @@ func loadData(path string, data []byte, lookup LookupFunc) (*Config, error) {
 
 // Parse decodes, expands and validates a configuration document.
 func Parse(data []byte, lookup LookupFunc) (*Config, error) {
+	return parse(data, lookup, "")
+}
+
+// parse is [Parse] of the document read from file ("" if unknown), which
+// messages name.
+func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	root, problems, err := decodeTree(data)
+	if errors.Is(err, ErrEmpty) {
+		return nil, fmt.Errorf("%w; it must hold a JSON object with \"toolboxes\"", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,6 +294,14 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 	root = v.expand(root, "")
 	if root.kind != kObject {
 		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
+	}
+	if root.get("toolboxes") == nil && root.get("mcpServers") != nil {
+		// An MCP host's own file, given where the workbench's belongs.
+		if file == "" {
+			file = "PATH"
+		}
+		return nil, &Error{Problems: []Problem{{Msg: "this is an MCP host's configuration (\"mcpServers\" at the top, no \"toolboxes\"); " +
+			"to make a workbench configuration of its servers, run: mcp-workbench import " + ShellQuote(file)}}}
 	}
 	sp, err := checkSchema(root)
 	if err != nil {
@@ -298,4 +315,13 @@ func Parse(data []byte, lookup LookupFunc) (*Config, error) {
 	}
 	cfg.Warnings = v.warnings
 	return cfg, nil
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it, so that a
+// command line in a message can be pasted as it is.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -130,7 +130,8 @@ func TestLoadErrors(t *testing.T) {
 		// whole is a fragment of the error for files that cannot be decoded.
 		whole string
 	}{
-		{file: "missing-toolboxes.json", want: map[string]string{"toolboxes": "required"}},
+		{file: "no-toolboxes.json", want: map[string]string{"toolboxes": "required"}},
+		{file: "missing-toolboxes.json", want: map[string]string{"": "this is an MCP host's configuration"}},
 		{file: "not-object.json", want: map[string]string{"": "must hold a JSON object"}},
 		{file: "syntax.json", whole: "line 3, column 34: invalid JSON"},
 		{file: "truncated.json", whole: "unexpected end of file"},
@@ -302,4 +303,105 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("no config and no error")
 		}
 	})
+}
+
+// TestNearMissKeys checks that a misspelt key that would change what the
+// workbench does is an error naming the key meant, while the keys hosts
+// add of their own stay warnings.
+func TestNearMissKeys(t *testing.T) {
+	server := func(extra string) string {
+		return `{"toolboxes": {"dev": {"description": "d", "mcpServers": {"s": {"command": "x"` + extra + `}}}}}`
+	}
+	mistakes := []struct{ doc, path, want string }{
+		{server(`, "toolFilter": ["read_*"]`), "toolboxes.dev.mcpServers.s.toolFilter", `unknown server key: did you mean "toolFilters"?`},
+		{server(`, "ToolFilters": ["read_*"]`), "toolboxes.dev.mcpServers.s.ToolFilters", `did you mean "toolFilters"?`},
+		{server(`, "tool_filters": ["read_*"]`), "toolboxes.dev.mcpServers.s.tool_filters", `did you mean "toolFilters"?`},
+		{server(`, "comand": "y"`), "toolboxes.dev.mcpServers.s.comand", `did you mean "command"?`},
+		{server(`, "disable": true`), "toolboxes.dev.mcpServers.s.disable", `did you mean "disabled"?`},
+		{server(`, "enable": false`), "toolboxes.dev.mcpServers.s.enable", `did you mean "enabled"?`},
+		{server(`, "header": {}`), "toolboxes.dev.mcpServers.s.header", `did you mean "headers"?`},
+		{server(`, "arg": []`), "toolboxes.dev.mcpServers.s.arg", `did you mean "args"?`},
+		{server(`, "envs": {}`), "toolboxes.dev.mcpServers.s.envs", `did you mean "env"?`},
+		{server(`, "requestTimeotMs": 5`), "toolboxes.dev.mcpServers.s.requestTimeotMs", `did you mean "requestTimeoutMs"?`},
+		{server(`, "maxRetry": 5`), "toolboxes.dev.mcpServers.s.maxRetry", `did you mean "maxRetries"?`},
+		{`{"toolboxes": {"dev": {"descripton": "d", "description": "d", "mcpServers": {"s": {"command": "x"}}}}}`, "toolboxes.dev.descripton", `unknown toolbox key: did you mean "description"?`},
+		{`{"toolboxes": {"dev": {"description": "d", "mcpServer": {}, "mcpServers": {"s": {"command": "x"}}}}}`, "toolboxes.dev.mcpServer", `did you mean "mcpServers"?`},
+		{`{"toolbox": {}, "toolboxes": {}}`, "toolbox", `unknown top-level key: did you mean "toolboxes"?`},
+	}
+	for _, tt := range mistakes {
+		_, err := Parse([]byte(tt.doc), env(nil))
+		var ce *Error
+		if !errors.As(err, &ce) || len(ce.Problems) != 1 || ce.Problems[0].Path != tt.path || !strings.Contains(ce.Problems[0].Msg, tt.want) {
+			t.Errorf("%s:\n got %v\nwant %s: %s", tt.doc, err, tt.path, tt.want)
+		}
+	}
+	// Keys that hosts and other tools write in server entries.
+	for _, key := range []string{"alwaysAllow", "autoApprove", "disabledTools", "timeout", "watchPaths", "envFile", "name", "description", "trust", "serverUrl", "transportType", "note"} {
+		cfg, err := Parse([]byte(server(`, "`+key+`": 1`)), env(nil))
+		if err != nil {
+			t.Errorf("%s: %v", key, err)
+			continue
+		}
+		if want := "toolboxes.dev.mcpServers.s." + key + ": unknown server key, ignored"; len(cfg.Warnings) != 1 || cfg.Warnings[0] != want {
+			t.Errorf("%s: warnings %q, want %q", key, cfg.Warnings, want)
+		}
+	}
+}
+
+// TestEmptyNames checks that an empty name is reported at its own JSON
+// path, every time (the schema library's own report of it moves around).
+func TestEmptyNames(t *testing.T) {
+	doc := []byte(`{"toolboxes": {"": {"description": "d", "mcpServers": {"a": {"command": "x"}}},
+		"dev": {"description": "d", "mcpServers": {"": {"command": "x"},
+			"b": {"url": "http://x", "headers": {"": "v"}},
+			"c": {"command": "x", "env": {"": "v"}}}}}}`)
+	want := []string{
+		`toolboxes[""]: a name must not be empty`,
+		`toolboxes.dev.mcpServers[""]: a name must not be empty`,
+		`toolboxes.dev.mcpServers.b.headers[""]: a name must not be empty`,
+		`toolboxes.dev.mcpServers.c.env[""]: a name must not be empty`,
+	}
+	for range 20 {
+		_, err := Parse(doc, env(nil))
+		var ce *Error
+		if !errors.As(err, &ce) {
+			t.Fatalf("err = %v", err)
+		}
+		var got []string
+		for _, p := range ce.Problems {
+			got = append(got, p.String())
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("problems\n%q\nwant\n%q", got, want)
+		}
+	}
+}
+
+// TestHostConfigGivenAsConfig checks that a host's own file, given where
+// the workbench's belongs, is recognized and the import suggested.
+func TestHostConfigGivenAsConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "claude desktop.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"memory": {"command": "npx"}}, "globalShortcut": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadWith(path, env(nil))
+	want := `invalid configuration ` + path + `: this is an MCP host's configuration ("mcpServers" at the top, no "toolboxes"); ` +
+		`to make a workbench configuration of its servers, run: mcp-workbench import '` + path + `'`
+	if err == nil || err.Error() != want {
+		t.Errorf("err =\n%v\nwant\n%s", err, want)
+	}
+}
+
+// TestTODODescriptionWarns checks that a description left as import's
+// placeholder is pointed out, without stopping the workbench.
+func TestTODODescriptionWarns(t *testing.T) {
+	cfg, err := Parse([]byte(`{"toolboxes": {"a": {"description": "TODO: say what the a tools are for", "mcpServers": {"s": {"command": "x"}}},
+		"b": {"description": "Files", "mcpServers": {"s": {"command": "x"}}}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"toolboxes.a.description: still a TODO: say what the toolbox is for; the model reads it to choose a toolbox"}
+	if !reflect.DeepEqual(cfg.Warnings, want) {
+		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
+	}
 }

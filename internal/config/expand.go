@@ -28,6 +28,23 @@ func (e *UnsetVarError) Error() string {
 // ${env:VAR} is ${VAR}, and ${userHome} is the home folder unless a
 // variable of that name is set.
 func Expand(s string, lookup LookupFunc) (string, error) {
+	return expand(s, lookup, nil)
+}
+
+// UnsetVars returns the variables that s refers to without a default and
+// that lookup does not know: the ones [Expand] would fail on. It reports
+// nothing for a string Expand cannot read at all.
+func UnsetVars(s string, lookup LookupFunc) []string {
+	var names []string
+	if _, err := expand(s, lookup, func(name string) { names = append(names, name) }); err != nil {
+		return nil
+	}
+	return names
+}
+
+// expand is [Expand]; if unset is not nil, it is told each variable that
+// is unset without a default, which then expands to nothing.
+func expand(s string, lookup LookupFunc, unset func(name string)) (string, error) {
 	i := strings.Index(s, "${")
 	if i < 0 {
 		return s, nil
@@ -68,6 +85,8 @@ func Expand(s string, lookup LookupFunc) (string, error) {
 		switch {
 		case hasDef && v == "":
 			v = def
+		case !ok && unset != nil:
+			unset(name)
 		case !ok:
 			return "", &UnsetVarError{Name: name}
 		}

@@ -193,7 +193,8 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("unknown %s %q: use %s", what, fmt.Sprint(k.Got), strings.Join(want, ", "))})
 		return
 	case *jskind.PropertyNames:
-		*out = append(*out, Problem{Path: JoinPath(path, k.Property), Msg: "a name must not be empty"})
+		// Reported by the validator (checkNames): the schema library gives
+		// these problems an instance location that later checks overwrite.
 		return
 	}
 	if len(ve.Causes) == 0 {

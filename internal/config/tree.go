@@ -20,6 +20,10 @@ type node struct {
 	b    bool        // kBool
 	keys []string    // kObject, in file order
 	vals []*node     // kObject (parallel to keys), kArray
+
+	// start and end are the value's byte offsets in the document it was
+	// decoded from; 0, 0 for values made by expansion.
+	start, end int64
 }
 
 type kind int
@@ -58,12 +62,23 @@ func decodeTree(data []byte) (*node, []Problem, error) {
 		return nil, nil, syntaxError(data, dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, fmt.Errorf("%s: unexpected data after the top-level JSON value", position(data, dec.InputOffset()))
+		line, col := LineCol(data, dec.InputOffset())
+		return nil, nil, &SyntaxError{Line: line, Column: col, Msg: "unexpected data after the top-level value"}
 	}
 	return root, dups, nil
 }
 
 func decodeValue(dec *json.Decoder, path string, dups *[]Problem) (*node, error) {
+	start := dec.InputOffset() // before the separator and spaces that precede the value
+	n, err := decodeToken(dec, path, dups)
+	if err != nil {
+		return nil, err
+	}
+	n.start, n.end = start, dec.InputOffset()
+	return n, nil
+}
+
+func decodeToken(dec *json.Decoder, path string, dups *[]Problem) (*node, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -124,6 +139,19 @@ func decodeValue(dec *json.Decoder, path string, dups *[]Problem) (*node, error)
 	return nil, fmt.Errorf("unexpected token %v", tok)
 }
 
+// SyntaxError is a document that is not JSON, located by line and column.
+type SyntaxError struct {
+	Line, Column int    // from 1, as editors count
+	Msg          string // what is wrong, without the place
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: invalid JSON: %s", e.Line, e.Column, e.Msg)
+}
+
+// ErrEmpty is the error for a document that holds nothing but spaces.
+var ErrEmpty = errors.New("the file is empty")
+
 // syntaxError turns a decoding error into one that names the line and column.
 func syntaxError(data []byte, dec *json.Decoder, err error) error {
 	off := dec.InputOffset()
@@ -133,17 +161,13 @@ func syntaxError(data []byte, dec *json.Decoder, err error) error {
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		if len(bytes.TrimSpace(data)) == 0 {
-			return errors.New("the file is empty; it must hold a JSON object with \"toolboxes\"")
+			return ErrEmpty
 		}
-		return fmt.Errorf("%s: unexpected end of file (a bracket or quote is not closed)", position(data, int64(len(data))))
+		off = int64(len(data))
+		err = errors.New("unexpected end of file (a bracket or quote is not closed)")
 	}
-	return fmt.Errorf("%s: invalid JSON: %v", position(data, off), err)
-}
-
-// position renders a byte offset as "line L, column C" (both from 1).
-func position(data []byte, off int64) string {
 	line, col := LineCol(data, off)
-	return fmt.Sprintf("line %d, column %d", line, col)
+	return &SyntaxError{Line: line, Column: col, Msg: err.Error()}
 }
 
 // LineCol turns the offset of a byte into its line and column, both from

@@ -96,14 +96,40 @@ func (v *validator) expand(n *node, p string) *node {
 	return n
 }
 
-// warnUnknown warns about keys the schema does not define. They are not
-// errors: host configs carry keys of their own.
-func (v *validator) warnUnknown(n *node, p string, known map[string]string, what string) {
+// checkUnknown reports keys the schema does not define: a near miss of a
+// known key is an error ([nearMiss]); any other is a warning, since host
+// configs carry keys of their own.
+func (v *validator) checkUnknown(n *node, p string, known map[string]string, what string) {
 	for _, k := range n.keys {
-		if _, ok := known[k]; !ok {
+		if _, ok := known[k]; ok {
+			continue
+		}
+		if m := nearMiss(k, known); m != "" {
+			v.problem(JoinPath(p, k), "unknown %s key: did you mean %q?", what, m)
+		} else {
 			v.warn(JoinPath(p, k), "unknown %s key, ignored", what)
 		}
 	}
+}
+
+// checkNames reports the empty names of an object of named things
+// (toolboxes, servers, variables, headers). The schema says the same, but
+// the schema library reports such problems at an unreliable place.
+func (v *validator) checkNames(n *node, p string) {
+	if n == nil || n.kind != kObject {
+		return
+	}
+	for _, k := range n.keys {
+		if k == "" {
+			v.problem(JoinPath(p, k), "a name must not be empty")
+		}
+	}
+}
+
+// isTODO reports whether a description is still a placeholder, such as the
+// ones mcp-workbench import writes.
+func isTODO(description string) bool {
+	return strings.HasPrefix(strings.TrimSpace(description), "TODO")
 }
 
 // limits are the settings a server may take from the top level: the three
@@ -120,7 +146,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 	if root.kind != kObject {
 		return cfg
 	}
-	v.warnUnknown(root, "", info.top, "top-level")
+	v.checkUnknown(root, "", info.top, "top-level")
 	def := readLimits(root, limits{
 		connect: DefaultConnectionTimeout,
 		request: DefaultRequestTimeout,
@@ -128,6 +154,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		catalog: true,
 	})
 	tbs := root.get("toolboxes")
+	v.checkNames(tbs, "toolboxes")
 	if tbs == nil || tbs.kind != kObject {
 		return cfg
 	}
@@ -143,9 +170,13 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 	if n.kind != kObject {
 		return nil
 	}
-	v.warnUnknown(n, p, info.toolbox, "toolbox")
+	v.checkUnknown(n, p, info.toolbox, "toolbox")
 	tb := &Toolbox{Name: name, Description: str(n.get("description"))}
+	if isTODO(tb.Description) {
+		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
+	}
 	servers := n.get("mcpServers")
+	v.checkNames(servers, JoinPath(p, "mcpServers"))
 	if servers == nil || servers.kind != kObject {
 		return tb
 	}
@@ -161,7 +192,9 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 	if n.kind != kObject {
 		return nil
 	}
-	v.warnUnknown(n, p, info.server, "server")
+	v.checkUnknown(n, p, info.server, "server")
+	v.checkNames(n.get("env"), JoinPath(p, "env"))
+	v.checkNames(n.get("headers"), JoinPath(p, "headers"))
 	lim := readLimits(n, def)
 	s := &Server{
 		Name:              name,
@@ -232,7 +265,7 @@ func (v *validator) oauth(n *node, p string, info *schemaInfo) *OAuth {
 	if n == nil || n.kind != kObject {
 		return nil
 	}
-	v.warnUnknown(n, p, info.oauth, "oauth")
+	v.checkUnknown(n, p, info.oauth, "oauth")
 	o := &OAuth{
 		ClientID:              str(n.get("clientId")),
 		ClientSecret:          str(n.get("clientSecret")),

@@ -55,7 +55,6 @@ const (
 	StartsFile  = "starts"  // one line per start
 	CallsFile   = "calls"   // one line per tool call: the tool's name
 	CancelsFile = "cancels" // one line per cancelled call: the tool's name
-	PIDsFile    = "pids"    // one line per start: the process id
 	ListsFile   = "lists"   // one line per tools/list request
 )
 
@@ -95,7 +94,6 @@ func run() error {
 		f.name = "fake"
 	}
 	starts := f.record(StartsFile, "start")
-	f.record(PIDsFile, strconv.Itoa(os.Getpid()))
 	if n := envInt(EnvFlood); n > 0 {
 		for i := range n {
 			fmt.Fprintf(os.Stderr, "flood line %d of %d: the quick brown fox jumps over the lazy dog\n", i+1, n)

@@ -188,3 +188,15 @@ func (w *Workbench) Servers(toolbox string) []*downstream.Server {
 	}
 	return nil
 }
+
+// Render returns open_toolbox's result for a toolbox from its servers'
+// current state, starting nothing: the command line's check connects the
+// servers itself, to report each as it finishes, and must not start a
+// failed one a second time to render the result.
+func (w *Workbench) Render(toolbox string) *mcp.CallToolResult {
+	tb := w.byName[toolbox]
+	if tb == nil {
+		return textResult(w.toolboxNotFound(toolbox), true)
+	}
+	return renderOpen(tb)
+}

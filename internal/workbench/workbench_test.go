@@ -140,18 +140,29 @@ func (e *env) workbench(cfgText string) (*Workbench, *mcp.ClientSession) {
 
 func (e *env) starts() int { return len(fakeserver.ReadLines(e.state, fakeserver.StartsFile)) }
 
+// call calls a tool of the workbench and returns its text and whether it
+// is an error. It may run on any goroutine: a failure is reported with
+// t.Errorf (t.Fatal must not leave a goroutine of its own) and returns
+// ("", true).
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) (string, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil {
-		t.Fatalf("%s: protocol error %v (user mistakes and downstream failures must be tool results)", tool, err)
+		t.Errorf("%s: protocol error %v (user mistakes and downstream failures must be tool results)", tool, err)
+		return "", true
 	}
 	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content blocks", tool, len(res.Content))
+		t.Errorf("%s: %d content blocks", tool, len(res.Content))
+		return "", true
 	}
-	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Errorf("%s: content of type %T", tool, res.Content[0])
+		return "", true
+	}
+	return text.Text, res.IsError
 }
 
 func use(toolbox, server, tool string, args any) map[string]any {

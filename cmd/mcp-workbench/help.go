@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// mainUsage is what mcp-workbench help prints: what the program is, its
+// commands, and where to start.
+func mainUsage() string {
+	return `mcp-workbench groups MCP servers into toolboxes behind two tools, open_toolbox and
+use_tool, and starts a server only when its toolbox is opened.
+
+Usage:
+  mcp-workbench [COMMAND] [FLAGS] [ARGUMENTS]
+
+Commands:
+` + commandList() + globalFlagsHelp + `  --version           print the version
+
+Run mcp-workbench help COMMAND (or COMMAND --help) for a command's flags and arguments.
+
+Start with:
+  mcp-workbench import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcp-workbench check
+  mcp-workbench call knowledge memory read_graph
+`
+}
+
+const helpUsage = `Usage: mcp-workbench help [COMMAND]
+
+Prints the help of mcp-workbench, or of COMMAND: what it does, its flags and
+its arguments. mcp-workbench COMMAND --help prints the same.
+` + globalFlagsHelp
+
+// helpOptions is the parsed command line of mcp-workbench help.
+type helpOptions struct {
+	globalOptions
+	command string // the command to explain; "" for the program
+}
+
+func runHelp(_ context.Context, e *env, args []string) error {
+	var opts helpOptions
+	fs := e.flagSet("help", &opts.globalOptions)
+	positional, err := parse(fs, args)
+	if err == nil && len(positional) > 1 {
+		err = fmt.Errorf("unexpected argument %q (help explains one command)", positional[1])
+	}
+	if err != nil {
+		return e.usageError("help", err)
+	}
+	if len(positional) == 0 {
+		fmt.Fprint(e.stdout, mainUsage())
+		return nil
+	}
+	opts.command = positional[0]
+	c := lookup(opts.command)
+	if c == nil {
+		return e.usageError("help", fmt.Errorf("unknown command %q (the commands: %s)", opts.command, commandNames()))
+	}
+	fmt.Fprint(e.stdout, c.usage)
+	return nil
+}
+
+func commandNames() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+const versionUsage = `Usage: mcp-workbench version
+
+Prints the version: a semantic version, with the commit it was built from
+when known. mcp-workbench --version prints the same.
+` + globalFlagsHelp
+
+// versionOptions is the parsed command line of mcp-workbench version.
+type versionOptions struct {
+	globalOptions
+}
+
+func runVersion(_ context.Context, e *env, args []string) error {
+	var opts versionOptions
+	fs := e.flagSet("version", &opts.globalOptions)
+	positional, err := parse(fs, args)
+	if err == nil {
+		err = noArguments(positional)
+	}
+	if err == nil {
+		_, err = parseLevel(opts.logLevel)
+	}
+	if err != nil {
+		return e.usageError("version", err)
+	}
+	fmt.Fprintln(e.stdout, "mcp-workbench", Version())
+	return nil
+}
