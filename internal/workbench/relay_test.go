@@ -415,3 +415,27 @@ func TestFirstUseOfAFailingToolboxTriesOnce(t *testing.T) {
 		t.Errorf("the failure was logged %d times, want once", n)
 	}
 }
+
+// TestInputErrorsSpeakJSON: mistakes in the two tools' own input are tool
+// errors that say what JSON was expected, never a Go type.
+func TestInputErrorsSpeakJSON(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(fmt.Sprintf(oneServer, fake("a")))
+	for _, c := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"open_toolbox", map[string]any{"toolbox_name": 5}, `open_toolbox takes {"toolbox_name": "<name>", "refresh": true or false}: expected a string`},
+		{"open_toolbox", map[string]any{"toolbox_name": "dev", "refresh": "yes"}, "expected true or false"},
+		{"use_tool", map[string]any{"tool": "dev/a/echo"}, `use_tool: "tool" must be an object`},
+		{"use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": 1, "tool": "echo"}}, `use_tool: "tool" must be an object`},
+		{"use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": "a"}}, "the tool identifier needs a non-empty tool"},
+		{"use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": "a", "tool": "echo"}, "arguments": []int{1}}, `Cannot call tool 'echo' in server 'a' (toolbox 'dev'): "arguments" must be a JSON object`},
+	} {
+		text, isErr := call(t, cs, c.tool, c.args)
+		if !isErr || !strings.Contains(text, c.want) || strings.Contains(text, "Go ") || strings.Contains(text, "unmarshal") {
+			t.Errorf("%s %v: got %q (isError %v), want it to contain %q and no Go types", c.tool, c.args, text, isErr, c.want)
+		}
+	}
+}
