@@ -62,7 +62,9 @@ func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done 
 	line = append(line, key...)
 	line = append(line, "\"}}}\n"...)
 	if err := c.stdio.out.send(line); err != nil {
-		c.finishRelay(key, nil, &lostError{reason: err}, "")
+		// The server's stdin is closed or broken: the connection is
+		// ending, and end() answers the call with the reason.
+		c.s.log.Debug("could not send a call; the connection is ending", "error", err)
 	}
 	return func() { c.finishRelay(key, nil, context.Canceled, "cancelled by the client") }
 }

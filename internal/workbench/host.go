@@ -224,6 +224,11 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	key := string(id)
 	call := &hostCall{}
 	c.mu.Lock()
+	if c.calls[key] != nil {
+		c.mu.Unlock()
+		c.refuse(id, frame.CodeInvalidRequest, "a request with this id is still in progress; JSON-RPC ids must be unique")
+		return true
+	}
 	c.calls[key] = call
 	c.mu.Unlock()
 	cancel := c.w.useTool(p.Arguments, progress, func(result json.RawMessage) {

@@ -439,3 +439,27 @@ func TestInputErrorsSpeakJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestRelayRefusesAnIDInUse: a host that reuses the id of a call still in
+// flight gets an error for the second request, and the first call its
+// answer.
+func TestRelayRefusesAnIDInUse(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
+	h.response(`"open"`)
+	h.send(useLine(`"dup"`, "a", "sleep", `{"ms":500}`, ""))
+	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
+	h.send(useLine(`"dup"`, "a", "echo", `{}`, ""))
+	if r := decodeResponse(t, h.response(`"dup"`)); r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf("the second request with an id in use got %+v, want a -32600 error", r)
+	}
+	r := decodeResponse(t, h.response(`"dup"`))
+	if text, isErr := resultText(t, r.Result); isErr || text != "slept 500ms" {
+		t.Errorf("the first call got %q (isError %v)", text, isErr)
+	}
+}
