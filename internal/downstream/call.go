@@ -205,9 +205,6 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 	}
 	c, err := s.connect(ctx)
 	if err != nil {
-		if errors.Is(err, ErrDisabled) {
-			return nil, &RefusedError{Reason: "the server is disabled in the workbench configuration"}
-		}
 		return nil, err
 	}
 	t, err := c.resolve(tool, args)

@@ -81,9 +81,10 @@ const (
 // the SSE transport may work instead.
 var errTrySSE = errors.New("the server refused streamable HTTP")
 
-// Errors of a server that cannot take calls.
+// Errors of a server that cannot take calls. A disabled server is refused
+// here, for every caller: it never starts, and a call to it is a refusal.
 var (
-	ErrDisabled = errors.New("server is disabled in the configuration")
+	errDisabled = &RefusedError{Reason: "the server is disabled in the workbench configuration"}
 	ErrClosed   = errors.New("workbench is shutting down")
 )
 
@@ -210,7 +211,7 @@ type dial struct {
 
 func (s *Server) connect(ctx context.Context) (*conn, error) {
 	if s.cfg.Disabled {
-		return nil, ErrDisabled
+		return nil, errDisabled
 	}
 	s.mu.Lock()
 	if s.closed {

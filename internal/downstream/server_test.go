@@ -268,8 +268,8 @@ func TestDisabledServerNeverStarts(t *testing.T) {
 	cfg := h.config("off")
 	cfg.Disabled = true
 	s := h.server(cfg)
-	if _, err := s.Connect(ctxT(t)); !errors.Is(err, ErrDisabled) {
-		t.Errorf("Connect: %v, want ErrDisabled", err)
+	if _, err := s.Connect(ctxT(t)); !errors.Is(err, errDisabled) {
+		t.Errorf("Connect: %v, want errDisabled", err)
 	}
 	_, err := s.Call(ctxT(t), "echo", nil, nil)
 	var refused *RefusedError

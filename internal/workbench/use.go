@@ -75,9 +75,6 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 		}
 		return refuse(fmt.Sprintf("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", ")))
 	}
-	if s.Config().Disabled {
-		return refuse("the server is disabled in the workbench configuration")
-	}
 	done := func(res json.RawMessage, err error) { reply(ref.result(res, err)) }
 	tb.mu.Lock()
 	opened := tb.opened
