@@ -262,20 +262,20 @@ func (s *Server) runDial(d *dial) {
 	close(d.done)
 }
 
-// ConnectError is a connect that failed after every attempt.
-type ConnectError struct {
+// connectError is a connect that failed after every attempt.
+type connectError struct {
 	Attempts int
 	Err      error
 }
 
-func (e *ConnectError) Error() string {
+func (e *connectError) Error() string {
 	if e.Attempts == 1 {
 		return fmt.Sprintf("could not start (1 attempt): %v", e.Err)
 	}
 	return fmt.Sprintf("could not start (%d attempts): %v", e.Attempts, e.Err)
 }
 
-func (e *ConnectError) Unwrap() error { return e.Err }
+func (e *connectError) Unwrap() error { return e.Err }
 
 func (s *Server) dialWithRetries() (*conn, error) {
 	for attempt := 1; ; attempt++ {
@@ -290,7 +290,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			// Retrying cannot help, and the SDK's wrapping only hides the
 			// command to run.
 			s.log.Warn("could not start", "error", loginErr)
-			return nil, &ConnectError{Attempts: attempt, Err: loginErr}
+			return nil, &connectError{Attempts: attempt, Err: loginErr}
 		}
 		err = s.redact(err)
 		if err == nil {
@@ -307,7 +307,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		var se *serverproc.StartError
 		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
 			s.log.Warn("could not start", "attempts", attempt, "error", err)
-			return nil, &ConnectError{Attempts: attempt, Err: err}
+			return nil, &connectError{Attempts: attempt, Err: err}
 		}
 		wait := s.o.backoff(attempt)
 		s.log.Warn("start failed, retrying", "attempt", attempt, "retry_in", wait, "error", err)

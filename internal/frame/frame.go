@@ -226,17 +226,6 @@ func AppendError(dst, id []byte, code int, msg string) []byte {
 	return append(dst, "}}\n"...)
 }
 
-// AppendRequest appends a request frame; params is a JSON object.
-func AppendRequest(dst, id []byte, method string, params []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"method":`...)
-	dst = AppendString(dst, method)
-	dst = append(dst, `,"params":`...)
-	dst = append(dst, params...)
-	return append(dst, "}\n"...)
-}
-
 // AppendNotification appends a notification frame; params is a JSON object.
 func AppendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)

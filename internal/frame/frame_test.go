@@ -96,7 +96,6 @@ func TestFramesAreJSONRPC(t *testing.T) {
 		AppendResponse(nil, []byte(`"a"`), []byte(`{"content":[]}`)),
 		AppendError(nil, nil, CodeParseError, "bad \"line\"\n"),
 		AppendError(nil, []byte(`7`), CodeInvalidRequest, "x"),
-		AppendRequest(nil, []byte(`"wb-1"`), "tools/call", []byte(`{"name":"t"}`)),
 		AppendNotification(nil, "notifications/cancelled", []byte(`{"requestId":"wb-1"}`)),
 	} {
 		if f[len(f)-1] != '\n' || strings.Count(string(f), "\n") != 1 {

@@ -26,16 +26,16 @@ func (g *Group) kill() {
 	}
 }
 
-// SetGroup does nothing on this platform.
-func SetGroup(cmd *exec.Cmd) {}
+// setGroup does nothing on this platform.
+func setGroup(cmd *exec.Cmd) {}
 
-// GroupAlive reports false on this platform.
-func GroupAlive(pgid int) bool { return false }
+// groupAlive reports false on this platform.
+func groupAlive(pgid int) bool { return false }
 
-// StopGroup does nothing on this platform.
-func StopGroup(pgid int, grace time.Duration) {}
+// stopGroup does nothing on this platform.
+func stopGroup(pgid int, grace time.Duration) {}
 
-// KillGroup does nothing on this platform.
-func KillGroup(pgid int) {}
+// killGroup does nothing on this platform.
+func killGroup(pgid int) {}
 
 func ignoreSignals() {}

@@ -20,27 +20,27 @@ const supported = true
 type groupSys struct{}
 
 func (g *Group) start() error {
-	SetGroup(g.cmd)
+	setGroup(g.cmd)
 	return g.cmd.Start()
 }
 
-func (g *Group) stop(grace time.Duration) { StopGroup(g.ID(), grace) }
+func (g *Group) stop(grace time.Duration) { stopGroup(g.ID(), grace) }
 
-func (g *Group) kill() { KillGroup(g.ID()) }
+func (g *Group) kill() { killGroup(g.ID()) }
 
-// SetGroup makes cmd start in a new process group whose id is its pid, so
-// that [StopGroup] reaches every process it starts.
-func SetGroup(cmd *exec.Cmd) {
+// setGroup makes cmd start in a new process group whose id is its pid, so
+// that [stopGroup] reaches every process it starts.
+func setGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 }
 
-// GroupAlive reports whether any process of the group pgid is still
+// groupAlive reports whether any process of the group pgid is still
 // running. Zombies do not count: where nothing reaps orphans (some container
 // inits), they would otherwise keep a dead group "alive" forever.
-func GroupAlive(pgid int) bool {
+func groupAlive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
@@ -48,11 +48,11 @@ func GroupAlive(pgid int) bool {
 	return hasLiveMember(pgid)
 }
 
-// StopGroup sends SIGTERM to every process of the group pgid, waits up to
+// stopGroup sends SIGTERM to every process of the group pgid, waits up to
 // grace for them to exit, then sends SIGKILL to whatever is left. It returns
 // once the group is gone or, after SIGKILL, once grace has passed again.
-func StopGroup(pgid int, grace time.Duration) {
-	if pgid <= 1 || !GroupAlive(pgid) {
+func stopGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 || !groupAlive(pgid) {
 		return
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
@@ -63,8 +63,8 @@ func StopGroup(pgid int, grace time.Duration) {
 	waitGone(pgid, grace)
 }
 
-// KillGroup sends SIGKILL to every process of the group pgid at once.
-func KillGroup(pgid int) {
+// killGroup sends SIGKILL to every process of the group pgid at once.
+func killGroup(pgid int) {
 	if pgid > 1 {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
@@ -73,7 +73,7 @@ func KillGroup(pgid int) {
 func waitGone(pgid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
-		if !GroupAlive(pgid) {
+		if !groupAlive(pgid) {
 			return true
 		}
 		if time.Now().After(deadline) {

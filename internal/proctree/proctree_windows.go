@@ -69,7 +69,7 @@ func (g *Group) start() error {
 	if err != nil {
 		return err
 	}
-	SetGroup(g.cmd)
+	setGroup(g.cmd)
 	g.cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED
 	if err := g.cmd.Start(); err != nil {
 		windows.CloseHandle(job)
@@ -263,29 +263,29 @@ func waitJobEmpty(job windows.Handle, d time.Duration) bool {
 	}
 }
 
-// SetGroup makes cmd the root of a new console process group. Windows then
+// setGroup makes cmd the root of a new console process group. Windows then
 // starts it with Ctrl-C ignored, a setting its descendants inherit, so a
 // Ctrl-C typed in the workbench's console does not hit the servers before
 // the workbench has stopped them in order. (Ctrl-Break still reaches every
 // process attached to the console, and a process may re-enable Ctrl-C.)
-func SetGroup(cmd *exec.Cmd) {
+func setGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
 }
 
-// GroupAlive reports false on Windows. A group here is a Job Object that
+// groupAlive reports false on Windows. A group here is a Job Object that
 // only its [Group] can reach; a process id does not lead back to it.
-func GroupAlive(pgid int) bool { return false }
+func groupAlive(pgid int) bool { return false }
 
-// StopGroup does nothing on Windows: it serves the unix watchdog, and
+// stopGroup does nothing on Windows: it serves the unix watchdog, and
 // kill-on-close Job Objects make the watchdog unnecessary. Use [Group.Stop].
-func StopGroup(pgid int, grace time.Duration) {}
+func stopGroup(pgid int, grace time.Duration) {}
 
-// KillGroup does nothing on Windows, for the reason given at [StopGroup].
+// killGroup does nothing on Windows, for the reason given at [stopGroup].
 // Use [Group.Kill].
-func KillGroup(pgid int) {}
+func killGroup(pgid int) {}
 
 // ignoreSignals does nothing on Windows: the watchdog never runs here.
 func ignoreSignals() {}

@@ -198,9 +198,9 @@ func TestStartFailureLeavesNothing(t *testing.T) {
 
 func TestSetGroupKeepsExistingFlags(t *testing.T) {
 	cmd := exec.Command("cmd.exe")
-	SetGroup(cmd)
+	setGroup(cmd)
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NO_WINDOW
-	SetGroup(cmd)
+	setGroup(cmd)
 	want := uint32(windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW)
 	if got := cmd.SysProcAttr.CreationFlags; got != want {
 		t.Errorf("CreationFlags = %#x, want %#x", got, want)

@@ -24,14 +24,14 @@ import (
 	"time"
 )
 
-// EnvVar marks a process started as the watchdog. [MaybeRun] looks for it.
-const EnvVar = "MCP_WORKBENCH_REAPER"
+// envVar marks a process started as the watchdog. [MaybeRun] looks for it.
+const envVar = "MCP_WORKBENCH_REAPER"
 
 // MaybeRun runs the watchdog and exits if this process was started as one.
 // Call it first thing in main, and in TestMain of tests whose code starts
 // downstream servers (the test binary is then the re-executed program).
 func MaybeRun() {
-	if os.Getenv(EnvVar) != "1" {
+	if os.Getenv(envVar) != "1" {
 		return
 	}
 	run(os.Stdin, os.Stderr)
@@ -65,7 +65,7 @@ func run(in io.Reader, errOut io.Writer) {
 	}
 	var wg sync.WaitGroup
 	for pgid := range groups {
-		wg.Go(func() { StopGroup(pgid, time.Second) })
+		wg.Go(func() { stopGroup(pgid, time.Second) })
 	}
 	wg.Wait()
 	fmt.Fprintf(errOut, "mcp-workbench watchdog: stopped %d downstream process group(s) left by the workbench\n", len(groups))
@@ -126,9 +126,9 @@ func (wd *Watchdog) start() {
 		return
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(withoutEnv(os.Environ(), EnvVar), EnvVar+"=1")
+	cmd.Env = append(withoutEnv(os.Environ(), envVar), envVar+"=1")
 	cmd.Stderr = os.Stderr
-	SetGroup(cmd) // terminal signals meant for the workbench must not reach it
+	setGroup(cmd) // terminal signals meant for the workbench must not reach it
 	pipe, err := cmd.StdinPipe()
 	if err != nil {
 		fail(err)
