@@ -443,7 +443,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, want := range []string{
 		"good — All fine", "open_toolbox returns", "tokens)",
-		"  a                    connected   14 tools  started in",
+		"  a                    connected   15 tools  started in",
 		"  off                  disabled",
 		"  dying                error      could not start (1 attempt): exited with exit status 9 during start-up",
 		"a host sees the workbench's two tools:", "1 of 3 server(s) failed to start.",
