@@ -2,6 +2,7 @@ package fakeserver
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -86,14 +87,33 @@ func WaitUntagged(tag string, d time.Duration) []int {
 // TestMain is the TestMain of every package whose tests start servers:
 // the test binary, re-executed, is the fake server or the process
 // watchdog; otherwise it runs the tests.
+//
+// No test may touch the real user's files: the user's home, cache, config
+// and data folders point into a temporary folder for the whole run, and
+// every process a test starts (the workbench re-executed, servers)
+// inherits that.
 func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	MaybeRun()
 	// The race detector makes every instrumented process sleep a second
 	// at exit; fake servers and watchdogs are such processes.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	os.Exit(m.Run())
+	home, err := os.MkdirTemp("", "wb-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for _, v := range HomeVars {
+		os.Setenv(v, filepath.Join(home, strings.ToLower(v)))
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
+
+// HomeVars are the environment variables that locate the user's folders
+// (os.UserHomeDir, UserCacheDir, UserConfigDir on each system).
+var HomeVars = []string{"HOME", "USERPROFILE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LOCALAPPDATA", "APPDATA"}
 
 // RepoRoot returns the repository's top folder (where go.mod is).
 func RepoRoot(t testing.TB) string {
