@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
@@ -27,7 +28,10 @@ func tokens(n int) int { return (n + 3) / 4 }
 // it finishes, then prints a report: per server its status, tool count and
 // start time; per toolbox the size of what open_toolbox returns. It fails
 // if any enabled server could not start.
-func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Logger, logOut, stdout io.Writer) error {
+//
+// Every tool list it gets is stored in the tool catalog (cat, if not nil)
+// when it differs from the entry there: check refreshes the catalog.
+func check(ctx context.Context, cfg *config.Config, names []string, cat *catalog.Catalog, log *slog.Logger, logOut, stdout io.Writer) error {
 	if len(names) == 0 {
 		names = cfg.ToolboxNames()
 	}
@@ -37,7 +41,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			return &exitError{code: 2}
 		}
 	}
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: cat, CatalogStoreOnly: true})
 	defer wb.Close()
 
 	type outcome struct {
@@ -124,7 +128,7 @@ func round(d time.Duration) time.Duration {
 // [JSON-ARGS], where JSON-ARGS "-" reads the arguments from stdin. It
 // prints the tool's text (or, with --json, the whole result), and fails
 // with the error text on stderr when the result is an error.
-func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
+func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, cat *catalog.Catalog, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
 	args := json.RawMessage("{}")
 	if len(pos) == 4 {
 		raw := []byte(pos[3])
@@ -141,7 +145,7 @@ func call(ctx context.Context, cfg *config.Config, pos []string, asJSON bool, lo
 		}
 		args = raw
 	}
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: cat})
 	defer wb.Close()
 	raw := wb.Use(ctx, pos[0], pos[1], pos[2], args, nil)
 	var res result

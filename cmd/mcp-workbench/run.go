@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,11 +125,26 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "validate":
 		return validate(cfg, stdout)
 	case "check":
-		return check(ctx, cfg, positional, log, out, stdout)
+		return check(ctx, cfg, positional, openCatalog(log), log, out, stdout)
 	case "call":
-		return call(ctx, cfg, positional, asJSON, log, out, stdin, stdout)
+		return call(ctx, cfg, positional, asJSON, openCatalog(log), log, out, stdin, stdout)
 	}
-	return serve(ctx, cfg, log, out, stdin, stdout)
+	return serve(ctx, cfg, openCatalog(log), log, out, stdin, stdout)
+}
+
+// openCatalog opens the tool catalog in the user's cache folder. Without
+// one (no cache folder, no permission) the workbench works as before:
+// every open waits for its servers.
+func openCatalog(log *slog.Logger) *catalog.Catalog {
+	dir, err := catalog.DefaultDir()
+	if err == nil {
+		var cat *catalog.Catalog
+		if cat, err = catalog.Open(dir); err == nil {
+			return cat
+		}
+	}
+	log.Warn("no tool catalog: open_toolbox will wait for servers to start", "error", err)
+	return nil
 }
 
 // parseFlags parses flags that may come before, between or after the
@@ -155,14 +171,22 @@ func usageError(stderr io.Writer, msg string) error {
 
 // serve runs the MCP server on stdin/stdout until stdin ends or ctx is
 // cancelled, then stops every downstream process.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+func serve(ctx context.Context, cfg *config.Config, cat *catalog.Catalog, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: cat})
 	defer wb.Close()
 	ss, err := wb.Connect(ctx, stdin, stdout)
 	if err != nil {
 		return err
 	}
 	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
+	watcher, err := config.Watch(ctx, cfg.Path, config.WatchOptions{}, func(next *config.Config, err error) {
+		reload(wb, next, err, log)
+	})
+	if err != nil {
+		log.Warn("not watching the configuration file: edits take effect when the host restarts the workbench", "error", err)
+	} else {
+		defer watcher.Close()
+	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
@@ -172,13 +196,42 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.
 		log.Info("shutting down", "reason", context.Cause(ctx))
 	}
 	// Calls in flight are cancelled and servers stopped before the session
-	// closes, so that nothing waits on a downstream server.
+	// closes, so that nothing waits on a downstream server; no reload
+	// starts anything meanwhile.
+	if watcher != nil {
+		watcher.Close()
+	}
 	wb.Close()
 	_ = ss.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Debug("session ended", "error", err)
 	}
 	return nil
+}
+
+// reload applies an edit of the configuration file: a configuration that
+// loaded replaces the one served; one that did not is logged, every
+// problem with its JSON path, and the workbench keeps serving the one it
+// has.
+func reload(wb *workbench.Workbench, next *config.Config, err error, log *slog.Logger) {
+	if err != nil {
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			log.Error("configuration not reloaded; still serving the previous one", "error", err)
+			return
+		}
+		log.Error("configuration not reloaded: the edited file is invalid; still serving the previous one", "file", ce.File, "problems", len(ce.Problems))
+		for _, p := range ce.Problems {
+			log.Error("configuration problem", "path", p.Path, "problem", p.Msg)
+		}
+		return
+	}
+	for _, w := range next.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	if ch := wb.Reload(next); ch.Empty() {
+		log.Debug("configuration file saved; nothing to apply")
+	}
 }
 
 // validate prints a summary of a configuration that loaded.
