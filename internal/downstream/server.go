@@ -558,9 +558,19 @@ func (c *conn) listTools(ctx context.Context) error {
 		return err
 	}
 	c.tools.Store(ts)
+	if c.cs.InitializeResult().ProtocolVersion < hintProtocol {
+		// Caching hints are part of the protocol from 2026-07-28 only;
+		// earlier, a ttlMs is not the server's word (go-sdk v1.8.0
+		// servers send "ttlMs":0 on every list, whatever the version).
+		pages = nil
+	}
 	s.listed(ts, kept, pages)
 	return nil
 }
+
+// hintProtocol is the first protocol version whose list results carry
+// caching hints (ttlMs, cacheScope) that the catalog honours.
+const hintProtocol = "2026-07-28"
 
 // toolsChanged handles notifications/tools/list_changed: list again.
 // Servers may announce a change while the connection is still starting
