@@ -27,7 +27,7 @@ demo: build
 test: lint test-deps
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
-	$(GO) test -run '^$$' -bench 'Open' -benchtime 3x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
 bench: test-deps
@@ -36,7 +36,7 @@ bench: test-deps
 	{ ./bin/bench.test -test.run '^$$' -test.bench '^Benchmark(Call|Throughput)$$' -test.benchtime 10000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkCallLarge$$' -test.benchtime 1000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
-	  ./bin/bench.test -test.run '^$$' -test.bench 'Open' -test.benchtime 10x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkOpen(Catalog)?$$' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x; } | tee bin/bench.txt
 	@echo
 	@$(GO) run ./cmd/benchtable < bin/bench.txt

@@ -322,6 +322,67 @@ func BenchmarkOpen(b *testing.B) {
 	}
 }
 
+// BenchmarkOpenCatalog opens a toolbox of three servers that each take
+// 300ms to start (as an npx-started server does on a warm npm cache), in a
+// fresh workbench process each time: cold with an empty tool catalog (the
+// open waits for the servers), warm with the catalog a first open filled
+// (the open answers from it and the servers start in the background).
+func BenchmarkOpenCatalog(b *testing.B) {
+	const delay = 300
+	servers := map[string]any{}
+	for i := range 3 {
+		name := fmt.Sprintf("s%d", i)
+		servers[name] = fakeEntry(name, fakeserver.EnvStartDelay, strconv.Itoa(delay))
+	}
+	cfg := oneToolbox(servers)
+	open := func(b *testing.B, cache, want string, timed bool) {
+		cmd := workbenchCmd(b, cfg)
+		// The catalog lives in the user's cache folder: a folder of the
+		// benchmark's, never the real one.
+		for _, v := range fakeserver.HomeVars {
+			cmd.Env = append(cmd.Env, v+"="+cache)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-host", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if timed {
+			b.StartTimer()
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "bench"}})
+		if timed {
+			b.StopTimer()
+		}
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; strings.Count(text, `"status":"`+want+`"`) != 3 {
+			b.Fatalf("want every server %s: %s", want, text)
+		}
+		cs.Close()
+	}
+	for _, mode := range []string{"cold", "warm"} {
+		b.Run(mode, func(b *testing.B) {
+			cache := b.TempDir()
+			want := "connected"
+			if mode == "warm" {
+				open(b, cache, "connected", false) // fills the catalog
+				want = "starting"
+			}
+			for b.Loop() {
+				b.StopTimer()
+				if mode == "cold" {
+					cache = b.TempDir()
+				}
+				open(b, cache, want, true)
+				b.StartTimer()
+			}
+			b.ReportMetric(delay, "server-start-ms")
+		})
+	}
+}
+
 // BenchmarkContext measures what the host's context pays: the workbench's
 // own tools/list, and each open_toolbox result against the same server's
 // own tools/list response, for the official servers. Its time per op is

@@ -104,6 +104,12 @@ func ctxT(t *testing.T) context.Context {
 // runInProcess runs run() on pipes and returns a client connected to it.
 func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
 	t.Helper()
+	return runInProcessWith(t, nil, args...)
+}
+
+// runInProcessWith is runInProcess with a client of the given options.
+func runInProcessWith(t *testing.T, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &fakeserver.Buffer{}
@@ -112,7 +118,7 @@ func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *fakeserver
 		done <- run(context.Background(), args, inR, outW, stderr)
 		outW.Close()
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
 		Connect(ctxT(t), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
