@@ -467,11 +467,21 @@ func (s *Server) dialOnce() (*conn, error) {
 			c.proc.Kill()
 		}
 	})
+	// A server closed while it starts (a workbench shutting down during a
+	// background start) has its process killed, as a timeout does: the
+	// SDK's Connect, cancelled, closes its session, which waits for the
+	// server's stdout to end.
+	stopKill := context.AfterFunc(s.ctx, func() {
+		if c.proc != nil {
+			c.proc.Kill()
+		}
+	})
 	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {
 		c.cs = cs
 		err = c.listTools(c.ctx)
 	}
+	stopKill()
 	if !timer.Stop() && err == nil {
 		err = errors.New("timed out") // fired just as the connect finished
 	}

@@ -306,3 +306,41 @@ func TestCatalogHitOfAServerThatFailsToStart(t *testing.T) {
 		t.Errorf("call to a server that cannot start: %s", text)
 	}
 }
+
+// Closing the workbench while servers start in the background (after a
+// catalog open) stops them at once: their start is cut short.
+func TestCloseDuringBackgroundStart(t *testing.T) {
+	e := newEnv(t)
+	cat := openCatalog(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	cfg := e.config(gatedConfig(gate))
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wb := e.catalogWorkbench(cfg, cat)
+	cs, closeAll := e.connectManual(wb, nil)
+	openText(t, cs, "dev")
+	closeAll()
+	wb.Close()
+
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	wb = e.catalogWorkbench(cfg, cat)
+	cs, closeAll = e.connectManual(wb, nil)
+	defer closeAll()
+	if r := openText(t, cs, "dev"); statuses(r) != "a=starting b=starting" {
+		t.Fatalf("open: %s", statuses(r))
+	}
+	fakeserver.Eventually(t, "the background starts", func() bool { return e.starts() == 4 })
+	closed := make(chan struct{})
+	go func() { wb.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Close hangs on servers starting in the background")
+	}
+	if left := fakeserver.WaitUntagged(e.tag, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left: %v", left)
+	}
+}
