@@ -45,7 +45,7 @@ demo: build
 test: lint test-deps
 	$(GO) test -race -count=1 -timeout 10m ./...
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
-	$(GO) test -run '^$$' -bench 'Open' -benchtime 3x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
@@ -55,7 +55,7 @@ bench: test-deps
 	{ ./bin/bench.test -test.run '^$$' -test.bench '^Benchmark(Call|Throughput)$$' -test.benchtime 10000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkCallLarge$$' -test.benchtime 1000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
-	  ./bin/bench.test -test.run '^$$' -test.bench 'Open' -test.benchtime 10x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkOpen(Catalog)?$$' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x && \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRelay$$' -benchtime 100000x ./internal/workbench; } | tee bin/bench.txt
 	@echo

@@ -161,6 +161,12 @@ func write(w io.Writer, r results) {
 			row("Open a toolbox of "+n+" server(s)", fmt.Sprintf("slowest server %.0f ms", slow), "", fmt.Sprintf("%.0f ms", v/1e6), fmt.Sprintf("%.2f× the slowest", v/1e6/slow))
 		}
 	}
+	for _, m := range []string{"cold", "warm"} {
+		if v, ok := r.get("OpenCatalog/"+m, "ns/op"); ok {
+			start, _ := r.get("OpenCatalog/"+m, "server-start-ms")
+			row("Open a toolbox of 3 servers, tool catalog "+m, fmt.Sprintf("each server starts in %.0f ms", start), "", fmt.Sprintf("%.1f ms", v/1e6), fmt.Sprintf("%.3f× a start", v/1e6/start))
+		}
+	}
 	if v, ok := r.get("Context/tools-list", "bytes"); ok {
 		row("Workbench tools/list", "", "", fmt.Sprintf("%.0f bytes", v), "")
 	}

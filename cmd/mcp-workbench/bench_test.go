@@ -287,7 +287,8 @@ func BenchmarkStartup(b *testing.B) {
 
 // BenchmarkOpen opens a toolbox of n servers, each taking 50ms to start
 // but one that takes 200ms: parallel starts make the open about as long as
-// the slowest server, not the sum.
+// the slowest server, not the sum. The tool catalog is off (see
+// BenchmarkOpenCatalog).
 func BenchmarkOpen(b *testing.B) {
 	for _, n := range []int{1, 10, 50} {
 		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
@@ -300,6 +301,7 @@ func BenchmarkOpen(b *testing.B) {
 				servers[fmt.Sprintf("s%02d", i)] = fakeEntry("s", fakeserver.EnvStartDelay, delay)
 			}
 			cfg := oneToolbox(servers)
+			cfg["catalog"] = false // the opens wait for the starts: what this measures
 			for b.Loop() {
 				b.StopTimer()
 				cmd := workbenchCmd(b, cfg)
@@ -318,6 +320,67 @@ func BenchmarkOpen(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(200, "slowest-server-ms")
+		})
+	}
+}
+
+// BenchmarkOpenCatalog opens a toolbox of three servers that each take
+// 300ms to start (as an npx-started server does on a warm npm cache), in a
+// fresh workbench process each time: cold with an empty tool catalog (the
+// open waits for the servers), warm with the catalog a first open filled
+// (the open answers from it and the servers start in the background).
+func BenchmarkOpenCatalog(b *testing.B) {
+	const delay = 300
+	servers := map[string]any{}
+	for i := range 3 {
+		name := fmt.Sprintf("s%d", i)
+		servers[name] = fakeEntry(name, fakeserver.EnvStartDelay, strconv.Itoa(delay))
+	}
+	cfg := oneToolbox(servers)
+	open := func(b *testing.B, cache, want string, timed bool) {
+		cmd := workbenchCmd(b, cfg)
+		// The catalog lives in the user's cache folder: a folder of the
+		// benchmark's, never the real one.
+		for _, v := range fakeserver.HomeVars {
+			cmd.Env = append(cmd.Env, v+"="+cache)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench-host", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if timed {
+			b.StartTimer()
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "bench"}})
+		if timed {
+			b.StopTimer()
+		}
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		if text := res.Content[0].(*mcp.TextContent).Text; strings.Count(text, `"status":"`+want+`"`) != 3 {
+			b.Fatalf("want every server %s: %s", want, text)
+		}
+		cs.Close()
+	}
+	for _, mode := range []string{"cold", "warm"} {
+		b.Run(mode, func(b *testing.B) {
+			cache := b.TempDir()
+			want := "connected"
+			if mode == "warm" {
+				open(b, cache, "connected", false) // fills the catalog
+				want = "starting"
+			}
+			for b.Loop() {
+				b.StopTimer()
+				if mode == "cold" {
+					cache = b.TempDir()
+				}
+				open(b, cache, want, true)
+				b.StartTimer()
+			}
+			b.ReportMetric(delay, "server-start-ms")
 		})
 	}
 }

@@ -66,7 +66,10 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 // toolbox the size of what open_toolbox returns. It fails if any enabled
 // server could not start.
 func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Logger, logOut, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	// Every tool list check gets is stored in the tool catalog when it
+	// differs from the entry there: check refreshes the catalog, and never
+	// answers from it.
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true})
 	defer wb.Close()
 
 	type outcome struct {

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,13 +45,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log)})
 	defer wb.Close()
 	ss, err := wb.Connect(ctx, e.stdin, e.stdout)
 	if err != nil {
 		return err
 	}
 	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
+	watcher, err := config.Watch(ctx, cfg.Path, config.WatchOptions{}, func(next *config.Config, err error) {
+		reload(wb, next, err, log)
+	})
+	if err != nil {
+		log.Warn("not watching the configuration file: edits take effect when the host restarts the workbench", "error", err)
+	} else {
+		defer watcher.Close()
+	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
@@ -57,11 +69,55 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		log.Info("shutting down", "reason", context.Cause(ctx))
 	}
 	// Calls in flight are cancelled and servers stopped before the session
-	// closes, so that nothing waits on a downstream server.
+	// closes, so that nothing waits on a downstream server; no reload
+	// starts anything meanwhile.
+	if watcher != nil {
+		watcher.Close()
+	}
 	wb.Close()
 	_ = ss.Close()
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
 		log.Debug("session ended", "error", err)
 	}
+	return nil
+}
+
+// reload applies an edit of the configuration file: a configuration that
+// loaded replaces the one served; one that did not is logged, every
+// problem with its JSON path, and the workbench keeps serving the one it
+// has.
+func reload(wb *workbench.Workbench, next *config.Config, err error, log *slog.Logger) {
+	if err != nil {
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			log.Error("configuration not reloaded; still serving the previous one", "error", err)
+			return
+		}
+		log.Error("configuration not reloaded: the edited file is invalid; still serving the previous one", "file", ce.File, "problems", len(ce.Problems))
+		for _, p := range ce.Problems {
+			log.Error("configuration problem", "path", p.Path, "problem", p.Msg)
+		}
+		return
+	}
+	for _, w := range next.Warnings {
+		log.Warn("configuration: " + w)
+	}
+	if ch := wb.Reload(next); ch.Empty() {
+		log.Debug("configuration file saved; nothing to apply")
+	}
+}
+
+// openCatalog opens the tool catalog in the user's cache folder. Without
+// one (no cache folder, no permission) the workbench works as before:
+// every open waits for its servers.
+func openCatalog(log *slog.Logger) *catalog.Catalog {
+	dir, err := catalog.DefaultDir()
+	if err == nil {
+		var cat *catalog.Catalog
+		if cat, err = catalog.Open(dir); err == nil {
+			return cat
+		}
+	}
+	log.Warn("no tool catalog: open_toolbox will wait for servers to start", "error", err)
 	return nil
 }

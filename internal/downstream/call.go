@@ -118,27 +118,34 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 			return func() {}
 		}
 		if !t.ReadOnly && !t.Idempotent {
-			return c.relay(t, args, progress, func(res json.RawMessage, err error) { done(res, s.redact(err)) })
+			if cancel := c.relay(t, args, progress, func(res json.RawMessage, err error) { done(res, s.redact(err)) }); cancel != nil {
+				return cancel
+			}
+		} else {
+			// A tool that may be retried after a crash: cancel ends the
+			// retry too, if it comes to one.
+			r := &retrying{}
+			r.relay = c.relay(t, args, progress, func(res json.RawMessage, err error) {
+				var ctx context.Context
+				if s.shouldRetry(context.Background(), t, err) {
+					ctx = r.start()
+				}
+				if ctx == nil {
+					done(res, s.redact(err))
+					return
+				}
+				go func() {
+					res, err := s.retry(ctx, tool, args, progress, err)
+					r.cancel()
+					done(res, s.redact(err))
+				}()
+			})
+			if r.relay != nil {
+				return r.cancel
+			}
 		}
-		// A tool that may be retried after a crash: cancel ends the retry
-		// too, if it comes to one.
-		r := &retrying{}
-		r.relay = c.relay(t, args, progress, func(res json.RawMessage, err error) {
-			var ctx context.Context
-			if s.shouldRetry(context.Background(), t, err) {
-				ctx = r.start()
-			}
-			if ctx == nil {
-				done(res, s.redact(err))
-				return
-			}
-			go func() {
-				res, err := s.retry(ctx, tool, args, progress, err)
-				r.cancel()
-				done(res, s.redact(err))
-			}()
-		})
-		return r.cancel
+		// The connection ended (or is stopping for idleness) under us:
+		// the call goes to a new one, as below.
 	}
 	ctx, cancelCall := context.WithCancel(context.Background())
 	go func() {
@@ -203,19 +210,37 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	c, err := s.connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.resolve(tool, args)
-	if err != nil {
-		return nil, err
-	}
-	res, err := c.call(ctx, t, args, onProgress)
-	if !s.shouldRetry(ctx, t, err) {
+	res, t, err := s.callOnce(ctx, tool, args, onProgress)
+	if t == nil || !s.shouldRetry(ctx, t, err) {
 		return res, err
 	}
 	return s.retry(ctx, tool, args, onProgress, err)
+}
+
+// callOnce connects if needed and makes the call, on a new connection if
+// the one it found ended before the call could be sent (a server that
+// died, or stopped for idleness, a moment before). It returns the tool
+// it resolved, nil if it got no further.
+func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, *Tool, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := s.connect(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		t, err := c.resolve(tool, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := c.call(ctx, t, args, onProgress)
+		if !errors.Is(err, errNotSent) || attempt == 3 {
+			return res, t, err
+		}
+		select { // until the connection is gone, so that connect makes a new one
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, t, ctx.Err()
+		}
+	}
 }
 
 // shouldRetry reports whether a call of t that failed with err is tried
@@ -236,19 +261,18 @@ func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, o
 	errors.As(err, &lost)
 	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
 		"tool", tool, "reason", s.redact(lost.reason))
-	c2, err2 := s.connect(ctx)
-	if err2 != nil {
+	res, t2, err2 := s.callOnce(ctx, tool, args, onProgress)
+	switch {
+	case err2 == nil:
+		return res, nil
+	case t2 == nil:
+		var refused *RefusedError
+		if errors.As(err2, &refused) {
+			return nil, fmt.Errorf("%v; after starting it again: %v", err, err2)
+		}
 		return nil, fmt.Errorf("%v; starting it again to retry the call failed: %v", err, err2)
 	}
-	t2, err2 := c2.resolve(tool, args)
-	if err2 != nil {
-		return nil, fmt.Errorf("%v; after starting it again: %v", err, err2)
-	}
-	res, err := c2.call(ctx, t2, args, onProgress)
-	if err != nil {
-		err = fmt.Errorf("%w (after one automatic retry)", err)
-	}
-	return res, err
+	return nil, fmt.Errorf("%w (after one automatic retry)", err2)
 }
 
 // resolve finds the tool and checks the arguments against its inputSchema.
@@ -298,6 +322,9 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 		}
 		ch := make(chan answer, 1)
 		cancel := c.relay(t, args, onProgress, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+		if cancel == nil {
+			return nil, errNotSent
+		}
 		select {
 		case a := <-ch:
 			return a.res, a.err
@@ -319,13 +346,17 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 	c.callsMu.Lock()
 	if c.calls == nil { // the connection has ended
 		c.callsMu.Unlock()
-		return nil, &lostError{reason: c.endErr}
+		return nil, errNotSent
 	}
 	c.calls[token] = &inflight{progress: onProgress, touch: func() { timer.Reset(timeout) }, cancel: cancel}
+	c.callStartedLocked()
 	c.callsMu.Unlock()
 	defer func() {
 		c.callsMu.Lock()
-		delete(c.calls, token)
+		if c.calls != nil {
+			delete(c.calls, token)
+			c.callEndedLocked()
+		}
 		c.callsMu.Unlock()
 	}()
 

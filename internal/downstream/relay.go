@@ -34,6 +34,10 @@ func relayKeyOf(raw json.RawMessage) ([]byte, bool) {
 // the server's result object or an error, exactly once, on another
 // goroutine or before relay returns. cancel gives the call up: the server
 // is told (notifications/cancelled) and done gets context.Canceled.
+//
+// relay returns nil, sends nothing and never calls done when the
+// connection has ended or is stopping for idleness: the call may go to a
+// new connection.
 func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
 	key := relayKey(tokenSeq.Add(1))
 	call := &inflight{progress: progress, done: done}
@@ -41,10 +45,10 @@ func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done 
 	c.callsMu.Lock()
 	if c.calls == nil { // the connection has ended
 		c.callsMu.Unlock()
-		done(nil, &lostError{reason: c.endErr})
-		return func() {}
+		return nil
 	}
 	c.calls[key] = call
+	c.callStartedLocked()
 	call.timer = time.AfterFunc(timeout, func() {
 		c.finishRelay(key, nil, fmt.Errorf("no response within %v (requestTimeoutMs); the call was cancelled", timeout), "timed out")
 	})
@@ -77,6 +81,7 @@ func (c *conn) finishRelay(key string, result json.RawMessage, err error, cancel
 	call := c.calls[key]
 	if call != nil {
 		delete(c.calls, key)
+		c.callEndedLocked()
 	}
 	c.callsMu.Unlock()
 	if call == nil {

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
@@ -46,6 +47,10 @@ type Options struct {
 	Backoff func(retry int) time.Duration
 	// ConfigPath is the configuration's file, named in login commands.
 	ConfigPath string
+	// Catalog, if set, keeps the tools each server lists (for servers whose
+	// configuration allows it), so that a toolbox can be shown from it
+	// while its servers start (see [Server.Cached]).
+	Catalog *catalog.Catalog
 }
 
 func (o *Options) stopGrace() time.Duration {
@@ -88,6 +93,21 @@ var (
 	ErrClosed   = errors.New("workbench is shutting down")
 )
 
+// closedError is why a server was closed, when it was not the workbench
+// shutting down: a reload removed or changed it. It counts as ErrClosed
+// (errors.Is), so that nothing is retried or remembered as the server's
+// own failure.
+type closedError struct{ msg string }
+
+func (e *closedError) Error() string        { return e.msg }
+func (e *closedError) Is(target error) bool { return target == ErrClosed }
+
+// Reasons to close a server on a reload of the configuration.
+var (
+	ErrRemoved = &closedError{"the server was removed from the workbench configuration"}
+	ErrChanged = &closedError{"the server's definition changed in the workbench configuration; call again to use the new one"}
+)
+
 // Server is one downstream server of one toolbox. Its methods are safe for
 // concurrent use.
 type Server struct {
@@ -110,11 +130,22 @@ type Server struct {
 	// speak the SSE transport rather than streamable HTTP.
 	speaksSSE atomic.Bool
 
-	mu      sync.Mutex
-	live    *conn // the current connection, nil if none
-	dialing *dial // the connect under way, shared by everyone waiting
-	lastErr error // why the last connect failed or the last connection ended
-	closed  bool
+	// catalogKey is the server's key in o.Catalog; "" when the server
+	// does not use the catalog.
+	catalogKey string
+
+	mu       sync.Mutex
+	live     *conn // the current connection, nil if none
+	dialing  *dial // the connect under way, shared by everyone waiting
+	lastErr  error // why the last connect failed or the last connection ended
+	closed   bool
+	closeErr error // why it was closed: ErrClosed, ErrRemoved, ErrChanged
+	// shown is the tool set the last open_toolbox showed of this server
+	// when it came from the catalog, nil when it was the live list; changed
+	// is set when the live list turned out to differ from it (see
+	// [Server.ChangedSinceShown]).
+	shown   *ToolSet
+	changed bool
 }
 
 // NewServer returns a Server for cfg in toolbox. Nothing starts until the
@@ -125,21 +156,26 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
 		query = u.RawQuery
 	}
+	var key string
+	if o.Catalog != nil && cfg.Catalog {
+		key = catalog.Key(cfg, ProtocolVersion)
+	}
 	var oc *oauth.Client
 	if oauth.Applies(cfg) {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		oauth:   oc,
-		query:   query,
-		Toolbox: toolbox,
-		Name:    cfg.Name,
-		cfg:     cfg,
-		o:       o,
-		log:     o.Logger.With("toolbox", toolbox, "server", cfg.Name),
-		prefix:  "[" + toolbox + "/" + cfg.Name + "]",
-		ctx:     ctx,
-		cancel:  cancel,
+		oauth:      oc,
+		catalogKey: key,
+		query:      query,
+		Toolbox:    toolbox,
+		Name:       cfg.Name,
+		cfg:        cfg,
+		o:          o,
+		log:        o.Logger.With("toolbox", toolbox, "server", cfg.Name),
+		prefix:     "[" + toolbox + "/" + cfg.Name + "]",
+		ctx:        ctx,
+		cancel:     cancel,
 	}
 }
 
@@ -216,18 +252,13 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, ErrClosed
+		return nil, s.closeErr
 	}
 	if c := s.live; c != nil {
 		s.mu.Unlock()
 		return c, nil
 	}
-	d := s.dialing
-	if d == nil {
-		d = &dial{done: make(chan struct{})}
-		s.dialing = d
-		go s.runDial(d)
-	}
+	d := s.startDialLocked()
 	s.mu.Unlock()
 	select {
 	case <-d.done:
@@ -237,12 +268,38 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	}
 }
 
+// startDialLocked returns the connect under way, starting one if there is
+// none. s.mu is held.
+func (s *Server) startDialLocked() *dial {
+	d := s.dialing
+	if d == nil {
+		d = &dial{done: make(chan struct{})}
+		s.dialing = d
+		go s.runDial(d)
+	}
+	return d
+}
+
+// StartInBackground starts the server if it is neither running nor
+// starting, and returns at once. A failed start is forgotten, as any
+// other: the next call or open tries again.
+func (s *Server) StartInBackground() {
+	if s.cfg.Disabled {
+		return
+	}
+	s.mu.Lock()
+	if !s.closed && s.live == nil {
+		s.startDialLocked()
+	}
+	s.mu.Unlock()
+}
+
 func (s *Server) runDial(d *dial) {
 	c, err := s.dialWithRetries()
 	s.mu.Lock()
 	s.dialing = nil
-	if err == nil && s.closed {
-		err = ErrClosed
+	if s.closed && (err == nil || errors.Is(err, ErrClosed)) {
+		err = s.closeErr
 	}
 	if err == nil {
 		s.live, s.lastErr = c, nil
@@ -252,9 +309,10 @@ func (s *Server) runDial(d *dial) {
 	s.mu.Unlock()
 	if c != nil {
 		if err != nil {
-			c.end(ErrClosed, true)
+			c.end(err, true)
 			c = nil
 		} else {
+			c.startIdle()
 			go c.watch()
 		}
 	}
@@ -338,9 +396,17 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // Close stops the server and everything it started, and waits until that
 // is done. Calls in flight end with an error. Close is idempotent.
-func (s *Server) Close() {
+func (s *Server) Close() { s.CloseFor(ErrClosed) }
+
+// CloseFor is Close with the reason calls in flight and later calls are
+// given: ErrClosed (the workbench is shutting down), ErrRemoved or
+// ErrChanged (a reload). The first reason given stays.
+func (s *Server) CloseFor(reason error) {
 	s.mu.Lock()
-	s.closed = true
+	if !s.closed {
+		s.closed, s.closeErr = true, reason
+	}
+	reason = s.closeErr
 	c, d := s.live, s.dialing
 	s.live = nil
 	s.mu.Unlock()
@@ -349,7 +415,7 @@ func (s *Server) Close() {
 		<-d.done // it notices s.closed and cleans up after itself
 	}
 	if c != nil {
-		c.end(ErrClosed, true)
+		c.end(reason, true)
 	}
 }
 
@@ -367,7 +433,12 @@ type conn struct {
 	cancel context.CancelFunc
 
 	callsMu sync.Mutex
-	calls   map[string]*inflight // by progress token; nil once ended
+	calls   map[string]*inflight // by progress token; nil once ended or stopping for idleness
+	// idle stops the connection after idleTimeoutMs without calls; nil
+	// when the server has no idle timeout. idleSince is when the last call
+	// ended (or the connection started). Both are guarded by callsMu.
+	idle      *time.Timer
+	idleSince time.Time
 
 	tools       atomic.Pointer[ToolSet]
 	listMu      sync.Mutex // one tools/list walk at a time
@@ -416,11 +487,21 @@ func (s *Server) dialOnce() (*conn, error) {
 			c.proc.Kill()
 		}
 	})
+	// A server closed while it starts (a workbench shutting down during a
+	// background start) has its process killed, as a timeout does: the
+	// SDK's Connect, cancelled, closes its session, which waits for the
+	// server's stdout to end.
+	stopKill := context.AfterFunc(s.ctx, func() {
+		if c.proc != nil {
+			c.proc.Kill()
+		}
+	})
 	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {
 		c.cs = cs
 		err = c.listTools(c.ctx)
 	}
+	stopKill()
 	if !timer.Stop() && err == nil {
 		err = errors.New("timed out") // fired just as the connect finished
 	}
@@ -489,9 +570,10 @@ func (c *conn) listTools(ctx context.Context) error {
 		}
 		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
-	var raw []json.RawMessage
+	var raw, pages []json.RawMessage
 	if c.cap != nil {
-		for _, p := range c.cap.takePages() {
+		pages = c.cap.takePages()
+		for _, p := range pages {
 			var page struct {
 				Tools []json.RawMessage `json:"tools"`
 			}
@@ -501,13 +583,24 @@ func (c *conn) listTools(ctx context.Context) error {
 			raw = append(raw, page.Tools...)
 		}
 	}
-	ts, err := buildToolSet(raw, typed, s.cfg.ToolFilters, s.Toolbox, s.Name, s.log)
+	ts, kept, err := buildToolSet(raw, typed, s.cfg.ToolFilters, s.Toolbox, s.Name, s.log)
 	if err != nil {
 		return err
 	}
 	c.tools.Store(ts)
+	if c.cs.InitializeResult().ProtocolVersion < hintProtocol {
+		// Caching hints are part of the protocol from 2026-07-28 only;
+		// earlier, a ttlMs is not the server's word (go-sdk v1.8.0
+		// servers send "ttlMs":0 on every list, whatever the version).
+		pages = nil
+	}
+	s.listed(ts, kept, pages)
 	return nil
 }
+
+// hintProtocol is the first protocol version whose list results carry
+// caching hints (ttlMs, cacheScope) that the catalog honours.
+const hintProtocol = "2026-07-28"
 
 // toolsChanged handles notifications/tools/list_changed: list again.
 // Servers may announce a change while the connection is still starting
@@ -591,6 +684,9 @@ func (c *conn) end(reason error, deliberate bool) bool {
 		c.callsMu.Lock()
 		calls := c.calls
 		c.calls = nil
+		if c.idle != nil {
+			c.idle.Stop()
+		}
 		c.callsMu.Unlock()
 		for key, call := range calls {
 			if call.done == nil {

@@ -80,8 +80,9 @@ type wireTool struct {
 // buildToolSet turns a server's tools into a ToolSet. raw holds the tools
 // as sent, when the transport could capture them; typed holds the SDK's
 // decoding, which decides which tools are valid. filters are the server's
-// toolFilters (nil: all).
-func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, toolbox, server string, log *slog.Logger) (*ToolSet, error) {
+// toolFilters (nil: all). It also returns the tools it kept before
+// filtering, as sent: what the catalog stores.
+func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, toolbox, server string, log *slog.Logger) (*ToolSet, []json.RawMessage, error) {
 	valid := make(map[string]bool, len(typed))
 	for _, t := range typed {
 		valid[t.Name] = true
@@ -91,23 +92,34 @@ func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, to
 		for _, t := range typed {
 			b, err := json.Marshal(t)
 			if err != nil {
-				return nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
+				return nil, nil, fmt.Errorf("encoding tool %q: %w", t.Name, err)
 			}
 			raw = append(raw, b)
 		}
 	}
+	ts, kept := toolSet(raw, func(name string) bool { return valid[name] }, filters, toolbox, server, log, true)
+	return ts, kept, nil
+}
+
+// toolSet builds a ToolSet of the raw tools that valid accepts, without
+// duplicates, and returns them too. compile compiles each inputSchema for
+// validation; a tool set shown from the catalog does without (compiling
+// costs far more than the rest, and the live list replaces it).
+func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, toolbox, server string, log *slog.Logger, compile bool) (*ToolSet, []json.RawMessage) {
 	ts := &ToolSet{byName: map[string]*Tool{}, filtered: map[string]bool{}}
+	kept := make([]json.RawMessage, 0, len(raw))
 	matched := make([]bool, len(filters))
 	suffix := fmt.Appendf(nil, `,"source_server":%s,"toolbox_name":%s}`, frame.Quote(server), frame.Quote(toolbox))
 	for _, r := range raw {
 		var w wireTool
-		if err := json.Unmarshal(r, &w); err != nil || !valid[w.Name] {
+		if err := json.Unmarshal(r, &w); err != nil || !valid(w.Name) {
 			continue // the SDK rejected it, and logged why
 		}
-		if _, dup := ts.byName[w.Name]; dup {
+		if _, dup := ts.byName[w.Name]; dup || ts.filtered[w.Name] {
 			log.Warn("server lists a tool twice; keeping the first", "tool", w.Name)
 			continue
 		}
+		kept = append(kept, r)
 		if !selected(w.Name, filters, matched) {
 			ts.filtered[w.Name] = true
 			continue
@@ -122,21 +134,40 @@ func buildToolSet(raw []json.RawMessage, typed []*mcp.Tool, filters []string, to
 		if w.Annotations != nil {
 			t.ReadOnly, t.Idempotent = w.Annotations.ReadOnlyHint, w.Annotations.IdempotentHint
 		}
-		sch, err := compileSchema(w.InputSchema)
-		if err != nil {
-			log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
-				"error", serverproc.Clip(strings.ReplaceAll(err.Error(), "\n", " "), 300))
+		if compile {
+			sch, err := compileSchema(w.InputSchema)
+			if err != nil {
+				log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
+					"error", serverproc.Clip(strings.ReplaceAll(err.Error(), "\n", " "), 300))
+			}
+			t.schema = sch
 		}
-		t.schema = sch
 		ts.Tools = append(ts.Tools, t)
 		ts.byName[w.Name] = t
 	}
 	for i, f := range filters {
-		if !matched[i] {
+		if !matched[i] && compile {
 			log.Warn("toolFilters entry matches no tool of this server", "filter", f, "tools", strings.Join(append(ts.Names(), keys(ts.filtered)...), ", "))
 		}
 	}
-	return ts, nil
+	return ts, kept
+}
+
+// sameTools reports whether two tool sets offer the same tools, as
+// open_toolbox shows them.
+func sameTools(a, b *ToolSet) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if len(a.Tools) != len(b.Tools) {
+		return false
+	}
+	for i := range a.Tools {
+		if !bytes.Equal(a.Tools[i].JSON, b.Tools[i].JSON) {
+			return false
+		}
+	}
+	return true
 }
 
 // selected reports whether toolFilters keep the tool name, and marks which

@@ -47,6 +47,11 @@ const (
 	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
+	// EnvStartGate names a file: the server waits at start until it
+	// exists, then exits with status 1 if it holds "exit". Unlike the
+	// other variables, what it does can change between runs without
+	// changing the server's definition (its catalog key).
+	EnvStartGate = "FAKE_START_GATE"
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -107,6 +112,18 @@ func run() error {
 	if n := envInt(EnvFailFirst); n > 0 && starts <= n {
 		fmt.Fprintf(os.Stderr, "fake server %s: failing start %d of %d\n", f.name, starts, n)
 		os.Exit(1)
+	}
+	if gate := os.Getenv(EnvStartGate); gate != "" {
+		for {
+			if b, err := os.ReadFile(gate); err == nil {
+				if strings.TrimSpace(string(b)) == "exit" {
+					fmt.Fprintf(os.Stderr, "fake server %s: the start gate says exit\n", f.name)
+					os.Exit(1)
+				}
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 	if d := envInt(EnvStartDelay); d > 0 {
 		time.Sleep(time.Duration(d) * time.Millisecond)

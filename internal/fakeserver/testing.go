@@ -87,35 +87,33 @@ func WaitUntagged(tag string, d time.Duration) []int {
 // TestMain is the TestMain of every package whose tests start servers:
 // the test binary, re-executed, is the fake server or the process
 // watchdog; otherwise it runs the tests.
+//
+// No test may touch the real user's files: the user's home, cache, config
+// and data folders point into a temporary folder for the whole run, and
+// every process a test starts (the workbench re-executed, servers)
+// inherits that.
 func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	MaybeRun()
 	// The race detector makes every instrumented process sleep a second
 	// at exit; fake servers and watchdogs are such processes.
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	os.Exit(runAwayFromHome(m))
-}
-
-// runAwayFromHome runs the tests with HOME and the XDG folders in a
-// temporary folder: nothing a test starts reads or writes the real user's
-// files (tokens, the tool catalog).
-func runAwayFromHome(m *testing.M) int {
 	home, err := os.MkdirTemp("", "wb-test-home-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fakeserver:", err)
-		return 1
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	defer os.RemoveAll(home)
-	for name, dir := range map[string]string{
-		"HOME": home, "USERPROFILE": home,
-		"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_CACHE_HOME": filepath.Join(home, ".cache"),
-		"XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "XDG_STATE_HOME": filepath.Join(home, ".local", "state"),
-		"APPDATA": filepath.Join(home, "AppData", "Roaming"), "LOCALAPPDATA": filepath.Join(home, "AppData", "Local"),
-	} {
-		os.Setenv(name, dir)
+	for _, v := range HomeVars {
+		os.Setenv(v, filepath.Join(home, strings.ToLower(v)))
 	}
-	return m.Run()
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
+
+// HomeVars are the environment variables that locate the user's folders
+// (os.UserHomeDir, UserCacheDir, UserConfigDir on each system).
+var HomeVars = []string{"HOME", "USERPROFILE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "LOCALAPPDATA", "APPDATA"}
 
 // RepoRoot returns the repository's top folder (where go.mod is).
 func RepoRoot(t testing.TB) string {

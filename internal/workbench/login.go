@@ -49,7 +49,7 @@ func (w *Workbench) loginThroughHost(ctx context.Context, s *downstream.Server, 
 	id := rand.Text()
 	shown := false
 	_, lerr := oauth.Login(ctx, oauth.LoginOptions{
-		ConfigPath: w.cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
+		ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
 		Show: func(ctx context.Context, authURL string) error {
 			res, err := ss.Elicit(ctx, &mcp.ElicitParams{
 				Mode:          "url",

@@ -16,7 +16,7 @@ import (
 // openToolboxTool describes open_toolbox. The toolbox names appear in its
 // schema and description too, because some hosts drop the instructions.
 func (w *Workbench) openToolboxTool() *mcp.Tool {
-	names := w.cfg.ToolboxNames()
+	names := w.state.Load().cfg.ToolboxNames()
 	nameSchema := map[string]any{"type": "string", "description": "Name of the toolbox to open"}
 	list := "none configured"
 	if len(names) > 0 {
@@ -80,7 +80,7 @@ func errorResult(format string, args ...any) *mcp.CallToolResult {
 
 // toolboxNotFound is the refusal for an unknown toolbox name.
 func (w *Workbench) toolboxNotFound(name string) string {
-	names := w.cfg.ToolboxNames()
+	names := w.state.Load().cfg.ToolboxNames()
 	if len(names) == 0 {
 		return fmt.Sprintf("Toolbox '%s' not found. No toolboxes are configured.", name)
 	}
@@ -98,7 +98,7 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 		}
 	}
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
-		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.cfg.ToolboxNames(), ", ")), nil
+		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.state.Load().cfg.ToolboxNames(), ", ")), nil
 	}
 	return w.Open(withHost(ctx, req.Session), *in.ToolboxName, in.Refresh), nil
 }
@@ -107,7 +107,7 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 // running, in parallel, and returns the tool's result. refresh lists the
 // tools of running servers again.
 func (w *Workbench) Open(ctx context.Context, toolbox string, refresh bool) *mcp.CallToolResult {
-	tb := w.byName[toolbox]
+	tb := w.state.Load().byName[toolbox]
 	if tb == nil {
 		return textResult(w.toolboxNotFound(toolbox), true)
 	}
@@ -120,8 +120,22 @@ func (w *Workbench) Open(ctx context.Context, toolbox string, refresh bool) *mcp
 
 // open connects every enabled server of tb in parallel (those already
 // connected return at once), and renders the result. refresh lists the
-// tools of connected servers again.
+// tools of connected servers again. Without refresh, a toolbox whose
+// servers' tools are all in the catalog (or live) is answered from it at
+// once while the servers start in the background (see openFromCatalog).
 func (w *Workbench) open(ctx context.Context, tb *toolbox, refresh bool) (*mcp.CallToolResult, error) {
+	res, _, err := w.openCached(ctx, tb, refresh)
+	return res, err
+}
+
+// openCached is open, also reporting whether the catalog answered (the
+// servers may still be starting).
+func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (*mcp.CallToolResult, bool, error) {
+	if !refresh && w.catalogOpens {
+		if res := w.openFromCatalog(ctx, tb); res != nil {
+			return res, true, nil
+		}
+	}
 	var wg sync.WaitGroup
 	for _, s := range tb.servers {
 		if s.Config().Disabled {
@@ -141,19 +155,94 @@ func (w *Workbench) open(ctx context.Context, tb *toolbox, refresh bool) (*mcp.C
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	tb.mu.Lock()
-	tb.opened = true
-	tb.mu.Unlock()
-	return renderOpen(tb), nil
+	views := make([]serverView, len(tb.servers))
+	for i, s := range tb.servers {
+		views[i] = liveView(s)
+		s.Shown(nil)
+	}
+	tb.opened.Store(true)
+	return renderOpen(tb, views), false, nil
+}
+
+// openFromCatalog answers an open from the tool catalog when every enabled
+// server that uses it has an entry there (or is running): those servers
+// start in the background, so that they are ready by the first use_tool,
+// which waits for a server still starting. Servers that do not use the
+// catalog are started and waited for, as by any open. It returns nil when
+// the catalog cannot answer: no catalog, a miss, or nothing to gain (every
+// server running or none using the catalog).
+func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallToolResult {
+	views := make([]serverView, len(tb.servers))
+	var cached, wait []int
+	for i, s := range tb.servers {
+		switch st := s.State(); {
+		case st.Status == downstream.StatusDisabled:
+			views[i] = serverView{status: downstream.StatusDisabled}
+		case st.Status == downstream.StatusConnected:
+			views[i] = serverView{status: downstream.StatusConnected, tools: st.Tools}
+		case !s.UsesCatalog():
+			wait = append(wait, i)
+		default:
+			ts, ok, reason := s.Cached()
+			if !ok {
+				w.log.Debug("not in the tool catalog; the open waits for the servers", "toolbox", tb.cfg.Name, "server", s.Name, "reason", reason)
+				return nil
+			}
+			views[i] = serverView{status: statusStarting, tools: ts}
+			cached = append(cached, i)
+		}
+	}
+	if len(cached) == 0 {
+		return nil
+	}
+	for _, i := range cached {
+		s := tb.servers[i]
+		s.Shown(views[i].tools)
+		s.StartInBackground()
+	}
+	var wg sync.WaitGroup
+	for _, i := range wait {
+		s := tb.servers[i]
+		wg.Go(func() {
+			_, _ = s.Connect(ctx)
+			views[i] = liveView(s)
+		})
+	}
+	wg.Wait()
+	for i, s := range tb.servers {
+		if views[i].status == downstream.StatusConnected {
+			s.Shown(nil)
+		}
+	}
+	tb.opened.Store(true)
+	return renderOpen(tb, views)
+}
+
+// statusStarting is the status of a server whose tools open_toolbox shows
+// from the catalog while it starts.
+const statusStarting downstream.Status = "starting"
+
+// serverView is what open_toolbox shows of one server.
+type serverView struct {
+	status downstream.Status
+	tools  *downstream.ToolSet // connected or starting
+	err    error
+}
+
+func liveView(s *downstream.Server) serverView {
+	st := s.State()
+	return serverView{status: st.Status, tools: st.Tools, err: st.Err}
 }
 
 // renderOpen builds open_toolbox's result: compact JSON with the toolbox,
 // each server's status, and every tool as the server sent it plus
 // source_server and toolbox_name. If no enabled server could start, the
-// result is an error naming each one and why.
-func renderOpen(tb *toolbox) *mcp.CallToolResult {
+// result is an error naming each one and why. servers_connected counts
+// the servers whose tools are offered: connected, or starting with their
+// tools from the catalog.
+func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 	type serverLine struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
@@ -163,21 +252,21 @@ func renderOpen(tb *toolbox) *mcp.CallToolResult {
 	lines := make([]serverLine, 0, len(tb.servers))
 	var tools []json.RawMessage
 	connected, failed := 0, 0
-	for _, s := range tb.servers {
-		st := s.State()
-		line := serverLine{Name: s.Name, Status: string(st.Status)}
-		switch st.Status {
-		case downstream.StatusConnected:
+	for i, s := range tb.servers {
+		v := views[i]
+		line := serverLine{Name: s.Name, Status: string(v.status)}
+		switch v.status {
+		case downstream.StatusConnected, statusStarting:
 			connected++
-			line.Tools = len(st.Tools.Tools)
-			for _, t := range st.Tools.Tools {
+			line.Tools = len(v.tools.Tools)
+			for _, t := range v.tools.Tools {
 				tools = append(tools, t.JSON)
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++
 			line.Status = string(downstream.StatusError)
-			if st.Err != nil {
-				line.Error = st.Err.Error()
+			if v.err != nil {
+				line.Error = v.err.Error()
 			} else {
 				line.Error = "not connected"
 			}

@@ -63,7 +63,7 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 		reply(ref.refused(reason))
 		return func() {}
 	}
-	tb := w.byName[ref.Toolbox]
+	tb := w.state.Load().byName[ref.Toolbox]
 	if tb == nil {
 		return refuse(w.toolboxNotFound(ref.Toolbox))
 	}
@@ -75,22 +75,20 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 		}
 		return refuse(fmt.Sprintf("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", ")))
 	}
-	done := func(res json.RawMessage, err error) { reply(ref.result(res, err)) }
-	tb.mu.Lock()
-	opened := tb.opened
-	tb.mu.Unlock()
-	if opened {
+	done := func(res json.RawMessage, err error) { reply(ref.result(res, err, s)) }
+	if tb.opened.Load() {
 		return s.Start(ref.Tool, args, progress, done)
 	}
 	// The toolbox's first use opens it, as open_toolbox would, then calls.
 	ctx, cancelOpen := context.WithCancel(context.Background())
 	go func() {
 		defer cancelOpen()
-		if _, err := w.open(ctx, tb, false); err != nil {
+		_, cached, err := w.openCached(ctx, tb, false)
+		if err != nil {
 			done(nil, err)
 			return
 		}
-		if st := s.State(); st.Status == downstream.StatusError {
+		if st := s.State(); st.Status == downstream.StatusError && !cached {
 			done(nil, st.Err) // the open just tried it, with its retries
 			return
 		}
@@ -101,13 +99,19 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 }
 
 // result is the result object for a call's outcome: the server's result,
-// or a tool error that names toolbox, server and tool.
-func (ref toolRef) result(res json.RawMessage, err error) json.RawMessage {
+// or a tool error that names toolbox, server and tool. A refusal by a
+// server whose live tools differ from those open_toolbox showed from the
+// catalog says so: the model works from a list that is out of date.
+func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) json.RawMessage {
 	if err == nil {
 		return res
 	}
 	var refused *downstream.RefusedError
 	if errors.As(err, &refused) {
+		if s.ChangedSinceShown() {
+			return ref.refused(fmt.Sprintf("the toolbox '%s' changed since it was opened: server '%s' now offers other tools than open_toolbox showed. "+
+				"Open the toolbox again with open_toolbox to see them. (%s)", ref.Toolbox, ref.Server, refused.Reason))
+		}
 		return ref.refused(refused.Reason)
 	}
 	return ref.failed(err)

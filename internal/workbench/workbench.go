@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
@@ -26,30 +28,53 @@ type Options struct {
 	Logger  *slog.Logger
 	// Stderr receives the downstream servers' stderr lines.
 	Stderr io.Writer
+	// Catalog, if set, keeps the tools servers list, so that open_toolbox
+	// answers from it while the servers start (servers whose "catalog" is
+	// false excepted). Nil: every open waits for the servers.
+	Catalog *catalog.Catalog
+	// CatalogStoreOnly stores what servers list in Catalog but never
+	// answers an open from it: for check, which reports what the servers
+	// do now.
+	CatalogStoreOnly bool
 	// Downstream, if set, overrides how downstream servers are handled
-	// (tests shorten waits with it). Logger, Stderr, Watchdog and
-	// ClientInfo are filled in when empty.
+	// (tests shorten waits with it). Logger, Stderr, Watchdog, ClientInfo
+	// and Catalog are filled in when empty.
 	Downstream *downstream.Options
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
+// A reload replaces the configuration (see [Workbench.Reload]).
 type Workbench struct {
+	log     *slog.Logger
+	version string
+	do      *downstream.Options
+	// catalogOpens allows open_toolbox to answer from the tool catalog.
+	catalogOpens bool
+	watchdog     *proctree.Watchdog
+
+	// state is what the configuration serves; use_tool reads it without a
+	// lock, and a reload swaps it whole.
+	state atomic.Pointer[state]
+
+	mu      sync.Mutex // serializes reloads and Close; guards what follows
+	closed  bool
+	servers []*mcp.Server // the MCP servers of the host sessions, to update on reload
+}
+
+// state is one configuration's toolboxes. It is never changed once
+// published: a reload makes a new one, which shares the toolboxes and
+// servers the reload left as they were.
+type state struct {
 	cfg       *config.Config
-	log       *slog.Logger
-	version   string
 	toolboxes []*toolbox
 	byName    map[string]*toolbox
-	watchdog  *proctree.Watchdog
-
-	closeOnce sync.Once
 }
 
 type toolbox struct {
 	cfg     *config.Toolbox
 	servers []*downstream.Server // in file order, disabled ones included
 
-	mu     sync.Mutex
-	opened bool // open_toolbox (or a use_tool) has opened it once
+	opened atomic.Bool // open_toolbox (or a use_tool) has opened it once
 }
 
 func (tb *toolbox) server(name string) *downstream.Server {
@@ -68,10 +93,9 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		log = slog.New(slog.DiscardHandler)
 	}
 	w := &Workbench{
-		cfg:     cfg,
-		log:     log,
-		version: opts.Version,
-		byName:  map[string]*toolbox{},
+		log:          log,
+		version:      opts.Version,
+		catalogOpens: !opts.CatalogStoreOnly,
 	}
 	var do downstream.Options
 	if opts.Downstream != nil {
@@ -93,46 +117,76 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.ClientInfo == nil {
 		do.ClientInfo = &mcp.Implementation{Name: Name, Version: opts.Version}
 	}
-	for _, tc := range cfg.Toolboxes {
-		tb := &toolbox{cfg: tc}
-		for _, sc := range tc.Servers {
-			tb.servers = append(tb.servers, downstream.NewServer(tc.Name, sc, &do))
-		}
-		w.toolboxes = append(w.toolboxes, tb)
-		w.byName[tc.Name] = tb
+	if do.Catalog == nil {
+		do.Catalog = opts.Catalog
 	}
+	w.do = &do
+	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
+	for _, tc := range cfg.Toolboxes {
+		st.add(w.newToolbox(tc, nil))
+	}
+	w.state.Store(st)
 	return w
+}
+
+func (st *state) add(tb *toolbox) {
+	st.toolboxes = append(st.toolboxes, tb)
+	st.byName[tb.cfg.Name] = tb
+}
+
+// newToolbox makes a toolbox for tc, reusing the servers of old (a
+// toolbox of the same name in the configuration before a reload) whose
+// definition is the same, and making new ones for the others.
+func (w *Workbench) newToolbox(tc *config.Toolbox, old *toolbox) *toolbox {
+	tb := &toolbox{cfg: tc}
+	for _, sc := range tc.Servers {
+		if old != nil {
+			// A kept server keeps its old *config.Server: SameServer
+			// compares every field, so the two are the same value.
+			if s := old.server(sc.Name); s != nil && config.SameServer(s.Config(), sc) {
+				tb.servers = append(tb.servers, s)
+				continue
+			}
+		}
+		tb.servers = append(tb.servers, downstream.NewServer(tc.Name, sc, w.do))
+	}
+	return tb
 }
 
 // Close stops every server the workbench started, with their process
 // trees, in parallel, and returns when they are gone. Calls in flight end
 // with an error. Close is idempotent.
 func (w *Workbench) Close() {
-	w.closeOnce.Do(func() {
-		var wg sync.WaitGroup
-		for _, tb := range w.toolboxes {
-			for _, s := range tb.servers {
-				wg.Go(s.Close)
-			}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.closed = true
+	var wg sync.WaitGroup
+	for _, tb := range w.state.Load().toolboxes {
+		for _, s := range tb.servers {
+			wg.Go(s.Close)
 		}
-		wg.Wait()
-		w.watchdog.Close()
-	})
+	}
+	wg.Wait()
+	w.watchdog.Close()
 }
 
 // Instructions is the text of the initialize result's instructions: the
 // toolboxes in file order, with their server counts and descriptions.
 func (w *Workbench) Instructions() string {
-	if len(w.toolboxes) == 0 {
+	st := w.state.Load()
+	if len(st.toolboxes) == 0 {
 		where := "the workbench configuration file"
-		if w.cfg.Path != "" {
-			where = w.cfg.Path
+		if st.cfg.Path != "" {
+			where = st.cfg.Path
 		}
 		return "No toolboxes configured.\n\nTo add one, put it under \"toolboxes\" in " + where + " and restart the workbench."
 	}
 	var b strings.Builder
 	b.WriteString("Available Toolboxes:\n")
-	for _, tb := range w.toolboxes {
+	for _, tb := range st.toolboxes {
 		n := tb.cfg.EnabledServers()
 		unit := "servers"
 		if n == 1 {
@@ -159,11 +213,15 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
-		// The workbench's own tool list never changes.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// open_toolbox lists the toolboxes, which a reload of the
+		// configuration changes.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
+	w.mu.Lock()
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
 	s.AddTool(useToolTool(), handleUseElsewhere)
+	w.servers = append(w.servers, s)
+	w.mu.Unlock()
 	return s.Connect(ctx, &hostTransport{w: w, in: in, out: out}, nil)
 }
 
@@ -183,7 +241,7 @@ func (w *Workbench) Tools() []*mcp.Tool {
 // included, or nil for an unknown toolbox. The command line's check uses
 // them to report on each server as it starts.
 func (w *Workbench) Servers(toolbox string) []*downstream.Server {
-	if tb := w.byName[toolbox]; tb != nil {
+	if tb := w.state.Load().byName[toolbox]; tb != nil {
 		return tb.servers
 	}
 	return nil
@@ -194,9 +252,13 @@ func (w *Workbench) Servers(toolbox string) []*downstream.Server {
 // servers itself, to report each as it finishes, and must not start a
 // failed one a second time to render the result.
 func (w *Workbench) Render(toolbox string) *mcp.CallToolResult {
-	tb := w.byName[toolbox]
+	tb := w.state.Load().byName[toolbox]
 	if tb == nil {
 		return textResult(w.toolboxNotFound(toolbox), true)
 	}
-	return renderOpen(tb)
+	views := make([]serverView, len(tb.servers))
+	for i, s := range tb.servers {
+		views[i] = liveView(s)
+	}
+	return renderOpen(tb, views)
 }

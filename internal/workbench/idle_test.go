@@ -1,0 +1,108 @@
+package workbench
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+)
+
+// A server idle for idleTimeoutMs is stopped, its whole process tree
+// with it; a call in flight is never cut; the next call starts it again.
+func TestIdleStopAndRestart(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(`{"idleTimeoutMs": 300, "toolboxes": {"dev": {"description": "d", "mcpServers": {"a": ` + fake("a") + `}}}}`)
+
+	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "spawn", nil)); isErr {
+		t.Fatalf("spawn: %s", text) // a child of the server: the tree must go too
+	}
+	// A call three times longer than the idle timeout is not cut.
+	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "sleep", map[string]any{"ms": 900})); isErr || text != "slept 900ms" {
+		t.Fatalf("a call longer than idleTimeoutMs: %s", text)
+	}
+	if n := e.starts(); n != 1 {
+		t.Fatalf("%d starts before the idle stop, want 1", n)
+	}
+	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+		t.Fatalf("processes left after the idle timeout: %v", left)
+	}
+	if !strings.Contains(e.logs.String(), "idle for idleTimeoutMs") {
+		t.Errorf("the idle stop is not logged:\n%s", e.logs)
+	}
+	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "add", map[string]any{"a": 1, "b": 2})); isErr || text != "3" {
+		t.Fatalf("the call after an idle stop: %s", text)
+	}
+	if n := e.starts(); n != 2 {
+		t.Errorf("%d starts, want 2: the call after the stop starts the server again", n)
+	}
+}
+
+// Calls that come as the idle timer fires are never lost: they either keep
+// the connection or go to a new one. add is neither read-only nor
+// idempotent, so a cut call would not be retried and would show.
+func TestIdleStopRacesCalls(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(`{"idleTimeoutMs": 30, "toolboxes": {"dev": {"description": "d", "mcpServers": {"a": ` + fake("a") + `}}}}`)
+	for i := range 24 {
+		if text, isErr := call(t, cs, "use_tool", use("dev", "a", "add", map[string]any{"a": i, "b": 1})); isErr || text != fmt.Sprint(i+1) {
+			t.Fatalf("call %d: %s", i, text)
+		}
+		time.Sleep(time.Duration(i%8) * 6 * time.Millisecond) // around the idle timeout
+	}
+	if got := len(fakeserver.ReadLines(e.state, fakeserver.CallsFile)); got != 24 {
+		t.Errorf("the server got %d calls, want 24", got)
+	}
+}
+
+// A day's shape: ten toolboxes opened once and used; after the idle
+// timeout no server process is left; opens are answered from the catalog
+// and the next call works.
+func TestDaysShape(t *testing.T) {
+	e := newEnv(t)
+	cat := openCatalog(t)
+	var tbs []string
+	for i := range 10 {
+		tbs = append(tbs, fmt.Sprintf(`"tb%d": {"description": "toolbox %d", "mcpServers": {"s": %s}}`, i, i, fake(fmt.Sprintf("s%d", i))))
+	}
+	cfg := e.config(`{"idleTimeoutMs": 300, "toolboxes": {` + strings.Join(tbs, ",") + `}}`)
+	wb := e.catalogWorkbench(cfg, cat)
+	cs := e.connect(wb, nil)
+
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Go(func() {
+			tb := fmt.Sprintf("tb%d", i)
+			if r := openText(t, cs, tb); statuses(r) != "s=connected" {
+				t.Errorf("first open of %s: %s", tb, statuses(r))
+			}
+			if text, isErr := call(t, cs, "use_tool", use(tb, "s", "echo", map[string]any{"text": tb})); isErr {
+				t.Errorf("%s: %s", tb, text)
+			}
+		})
+	}
+	wg.Wait()
+	if n := e.starts(); n != 10 {
+		t.Fatalf("%d starts, want 10", n)
+	}
+	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+		t.Fatalf("server processes left after the idle timeout: %v", left)
+	}
+
+	// Later in the day: the opens are answered from the catalog, and a
+	// call works.
+	for i := range 10 {
+		if r := openText(t, cs, fmt.Sprintf("tb%d", i)); statuses(r) != "s=starting" || len(r.Tools) != 15 {
+			t.Errorf("open of tb%d after the idle stop: %s, %d tools", i, statuses(r), len(r.Tools))
+		}
+	}
+	if text, isErr := call(t, cs, "use_tool", use("tb7", "s", "echo", map[string]any{"text": "evening"})); isErr || !strings.Contains(text, `"server":"s7"`) {
+		t.Fatalf("the next call: %s", text)
+	}
+	// The servers the opens started in the background stop again.
+	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+		t.Fatalf("server processes left after the second idle timeout: %v", left)
+	}
+}
