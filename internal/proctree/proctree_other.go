@@ -29,13 +29,7 @@ func (g *Group) kill() {
 // setGroup does nothing on this platform.
 func setGroup(cmd *exec.Cmd) {}
 
-// groupAlive reports false on this platform.
-func groupAlive(pgid int) bool { return false }
-
 // stopGroup does nothing on this platform.
 func stopGroup(pgid int, grace time.Duration) {}
-
-// killGroup does nothing on this platform.
-func killGroup(pgid int) {}
 
 func ignoreSignals() {}

@@ -275,17 +275,9 @@ func setGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
 }
 
-// groupAlive reports false on Windows. A group here is a Job Object that
-// only its [Group] can reach; a process id does not lead back to it.
-func groupAlive(pgid int) bool { return false }
-
 // stopGroup does nothing on Windows: it serves the unix watchdog, and
 // kill-on-close Job Objects make the watchdog unnecessary. Use [Group.Stop].
 func stopGroup(pgid int, grace time.Duration) {}
-
-// killGroup does nothing on Windows, for the reason given at [stopGroup].
-// Use [Group.Kill].
-func killGroup(pgid int) {}
 
 // ignoreSignals does nothing on Windows: the watchdog never runs here.
 func ignoreSignals() {}
