@@ -82,28 +82,39 @@ func (s *stdioConn) Close() error {
 
 func (s *stdioConn) SessionID() string { return "" }
 
-// frameWriter writes frames to a server's stdin from a goroutine of its
-// own, in the order they were sent: a server that stops reading its stdin
-// blocks only its own calls, never the caller that sent them. Frames that
-// queue up while a write is under way go out in one write.
+// frameWriter writes frames to a server's stdin in the order they were
+// sent, without ever blocking the sender: a server that stops reading its
+// stdin blocks only its own calls. A frame is written at once, by the
+// sender, when nothing is queued and the pipe takes it whole without
+// waiting (serverproc.TryWriter); anything else goes to the writer's own
+// goroutine, which writes the frames that queued up meanwhile together.
 type frameWriter struct {
 	w    io.WriteCloser
+	try  func([]byte) (int, error) // nil: every frame goes through the queue
 	wake chan struct{}
 	done chan struct{} // closed once w is closed
 
 	mu      sync.Mutex
 	queue   [][]byte
+	busy    bool // a write is under way, by a sender or by the loop
 	closing bool
 	err     error // the write that failed; later sends fail with it
 }
 
 func newFrameWriter(w io.WriteCloser) *frameWriter {
-	fw := &frameWriter{w: w, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	fw := &frameWriter{w: w, try: serverproc.TryWriter(w), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go fw.loop()
 	return fw
 }
 
-// send queues frame (newline included).
+func (fw *frameWriter) signal() {
+	select {
+	case fw.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send writes frame (newline included), or queues it.
 func (fw *frameWriter) send(frame []byte) error {
 	fw.mu.Lock()
 	switch {
@@ -114,14 +125,33 @@ func (fw *frameWriter) send(frame []byte) error {
 	case fw.closing:
 		fw.mu.Unlock()
 		return io.ErrClosedPipe
+	case fw.try == nil || fw.busy || len(fw.queue) > 0:
+		fw.queue = append(fw.queue, frame)
+		fw.mu.Unlock()
+		fw.signal()
+		return nil
 	}
-	fw.queue = append(fw.queue, frame)
+	fw.busy = true
 	fw.mu.Unlock()
-	select {
-	case fw.wake <- struct{}{}:
-	default:
+	n, err := fw.try(frame)
+	fw.mu.Lock()
+	fw.busy = false
+	switch {
+	case err != nil:
+		fw.err = err
+		fw.queue = nil
+	case n < len(frame):
+		// The pipe is full: the rest goes first, by the loop.
+		fw.queue = append(fw.queue, nil)
+		copy(fw.queue[1:], fw.queue)
+		fw.queue[0] = frame[n:]
 	}
-	return nil
+	wake := fw.err != nil || fw.closing || len(fw.queue) > 0
+	fw.mu.Unlock()
+	if wake {
+		fw.signal()
+	}
+	return err
 }
 
 // close closes the writer once what is queued is written.
@@ -129,10 +159,7 @@ func (fw *frameWriter) close() {
 	fw.mu.Lock()
 	fw.closing = true
 	fw.mu.Unlock()
-	select {
-	case fw.wake <- struct{}{}:
-	default:
-	}
+	fw.signal()
 }
 
 // coalesceLimit bounds the frames copied together into one write.
@@ -145,17 +172,18 @@ func (fw *frameWriter) loop() {
 	var buf []byte
 	for {
 		fw.mu.Lock()
-		for len(fw.queue) == 0 && !fw.closing {
+		for fw.err == nil && (fw.busy || (len(fw.queue) == 0 && !fw.closing)) {
 			fw.mu.Unlock()
 			<-fw.wake
 			fw.mu.Lock()
 		}
-		batch, fw.queue = fw.queue, batch[:0]
-		closing := fw.closing && len(batch) == 0
-		fw.mu.Unlock()
-		if closing {
+		if fw.err != nil || len(fw.queue) == 0 { // failed, or closing with nothing left
+			fw.mu.Unlock()
 			return
 		}
+		batch, fw.queue = fw.queue, batch[:0]
+		fw.busy = true
+		fw.mu.Unlock()
 		var err error
 		for i := 0; i < len(batch) && err == nil; {
 			if len(batch[i]) >= coalesceLimit || i == len(batch)-1 {
@@ -172,12 +200,12 @@ func (fw *frameWriter) loop() {
 			_, err = fw.w.Write(buf)
 		}
 		clear(batch)
+		fw.mu.Lock()
+		fw.busy = false
 		if err != nil {
-			fw.mu.Lock()
 			fw.err = err
 			fw.queue = nil
-			fw.mu.Unlock()
-			return
 		}
+		fw.mu.Unlock()
 	}
 }
