@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 )
 
 // formatVersion is the version of the entry file format. A file of another
@@ -365,17 +366,10 @@ func (c *Catalog) Put(key string, tools []json.RawMessage, hint *Hint) error {
 	if err != nil {
 		return fmt.Errorf("catalog: %w", err)
 	}
-	var buf bytes.Buffer
-	buf.Write(head[:len(head)-1]) // without its closing brace
-	buf.WriteString(`,"tools":[`)
-	for i, t := range trimmed {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(t)
-	}
-	buf.WriteString("]}\n")
-	return c.writeAtomic(c.path(key), buf.Bytes())
+	buf := append(head[:len(head)-1:len(head)-1], `,"tools":`...) // without the header's closing brace
+	buf = frame.AppendArray(buf, trimmed)
+	buf = append(buf, "}\n"...)
+	return c.writeAtomic(c.path(key), buf)
 }
 
 // writeAtomic writes data to a new 0600 file in the folder, syncs it and

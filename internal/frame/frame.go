@@ -242,6 +242,18 @@ func appendID(dst, id []byte) []byte {
 	return append(dst, id...)
 }
 
+// AppendArray appends a JSON array of the values, each already JSON.
+func AppendArray[V ~[]byte](dst []byte, values []V) []byte {
+	dst = append(dst, '[')
+	for i, v := range values {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, v...)
+	}
+	return append(dst, ']')
+}
+
 // AppendString appends s as a JSON string.
 func AppendString(dst []byte, s string) []byte {
 	return sj.AppendEscape(dst, s, 0)

@@ -290,13 +290,8 @@ func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 	buf.Write(mustJSON(tb.cfg.Description))
 	fmt.Fprintf(&buf, `,"servers_connected":%d,"servers":`, connected)
 	buf.Write(mustJSON(lines))
-	buf.WriteString(`,"tools":[`)
-	for i, t := range tools {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(t)
-	}
-	buf.WriteString("]}")
+	buf.WriteString(`,"tools":`)
+	buf.Write(frame.AppendArray(nil, tools))
+	buf.WriteString("}")
 	return textResult(buf.String(), false)
 }
