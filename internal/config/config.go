@@ -20,8 +20,8 @@ import (
 // DefaultPath is the file used when neither --config nor WORKBENCH_CONFIG is given.
 const DefaultPath = "workbench-config.json"
 
-// EnvConfig names the environment variable that holds the config path.
-const EnvConfig = "WORKBENCH_CONFIG"
+// envConfig names the environment variable that holds the config path.
+const envConfig = "WORKBENCH_CONFIG"
 
 // Defaults for the per-server limits, per the workbench's contract.
 const (
@@ -214,7 +214,7 @@ func ResolvePath(flagValue string, lookup LookupFunc) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v, ok := lookup(EnvConfig); ok && v != "" {
+	if v, ok := lookup(envConfig); ok && v != "" {
 		return v
 	}
 	return DefaultPath
@@ -239,7 +239,7 @@ func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			abs, _ := filepath.Abs(path)
-			return nil, nil, fmt.Errorf("configuration file %s not found (give one with --config PATH or %s, see workbench-config.example.json)", abs, EnvConfig)
+			return nil, nil, fmt.Errorf("configuration file %s not found (give one with --config PATH or %s, see workbench-config.example.json)", abs, envConfig)
 		}
 		return nil, nil, fmt.Errorf("reading configuration: %w", err)
 	}

@@ -234,9 +234,9 @@ func TestResolvePath(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"f.json", map[string]string{EnvConfig: "e.json"}, "f.json"},
-		{"", map[string]string{EnvConfig: "e.json"}, "e.json"},
-		{"", map[string]string{EnvConfig: ""}, DefaultPath},
+		{"f.json", map[string]string{envConfig: "e.json"}, "f.json"},
+		{"", map[string]string{envConfig: "e.json"}, "e.json"},
+		{"", map[string]string{envConfig: ""}, DefaultPath},
 		{"", nil, DefaultPath},
 	}
 	for _, tt := range tests {

@@ -9,11 +9,11 @@ import (
 // set, like [os.LookupEnv].
 type LookupFunc func(name string) (string, bool)
 
-// UnsetVarError reports a ${VAR} reference to a variable that is not set and
+// unsetVarError reports a ${VAR} reference to a variable that is not set and
 // has no default.
-type UnsetVarError struct{ Name string }
+type unsetVarError struct{ Name string }
 
-func (e *UnsetVarError) Error() string {
+func (e *unsetVarError) Error() string {
 	return fmt.Sprintf("environment variable %s is not set (set it, or write ${%s:-default})", e.Name, e.Name)
 }
 
@@ -88,7 +88,7 @@ func expand(s string, lookup LookupFunc, unset func(name string)) (string, error
 		case !ok && unset != nil:
 			unset(name)
 		case !ok:
-			return "", &UnsetVarError{Name: name}
+			return "", &unsetVarError{Name: name}
 		}
 		b.WriteString(v)
 		s = rest[end+1:]

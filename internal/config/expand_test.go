@@ -57,9 +57,9 @@ func TestExpand(t *testing.T) {
 
 func TestExpandUnsetVarError(t *testing.T) {
 	_, err := Expand("a ${NOPE} b", testEnv)
-	var uv *UnsetVarError
+	var uv *unsetVarError
 	if !errors.As(err, &uv) || uv.Name != "NOPE" {
-		t.Fatalf("err = %#v, want *UnsetVarError{NOPE}", err)
+		t.Fatalf("err = %#v, want *unsetVarError{NOPE}", err)
 	}
 }
 

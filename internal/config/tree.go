@@ -62,7 +62,7 @@ func decodeTree(data []byte) (*node, []Problem, error) {
 		return nil, nil, syntaxError(data, dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		line, col := LineCol(data, dec.InputOffset())
+		line, col := lineCol(data, dec.InputOffset())
 		return nil, nil, &SyntaxError{Line: line, Column: col, Msg: "unexpected data after the top-level value"}
 	}
 	return root, dups, nil
@@ -166,13 +166,13 @@ func syntaxError(data []byte, dec *json.Decoder, err error) error {
 		off = int64(len(data))
 		err = errors.New("unexpected end of file (a bracket or quote is not closed)")
 	}
-	line, col := LineCol(data, off)
+	line, col := lineCol(data, off)
 	return &SyntaxError{Line: line, Column: col, Msg: err.Error()}
 }
 
-// LineCol turns the offset of a byte into its line and column, both from
+// lineCol turns the offset of a byte into its line and column, both from
 // 1, as editors count them.
-func LineCol(data []byte, off int64) (line, col int) {
+func lineCol(data []byte, off int64) (line, col int) {
 	off = min(max(off, 0), int64(len(data)))
 	before := data[:off]
 	line = bytes.Count(before, []byte("\n")) + 1

@@ -12,16 +12,16 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// DefaultDebounce is how long [Watch] waits after the last event of a
+// defaultDebounce is how long [Watch] waits after the last event of a
 // burst before it loads the file: editors write a file in several steps
 // (truncate, write, chmod; or write a temporary file, rename it, delete a
 // backup), and one save must make one reload.
-const DefaultDebounce = 200 * time.Millisecond
+const defaultDebounce = 200 * time.Millisecond
 
 // WatchOptions tune [Watch]. The zero value is ready to use.
 type WatchOptions struct {
 	// Debounce is the quiet time after the last event before a reload;
-	// 0 means DefaultDebounce.
+	// 0 means defaultDebounce.
 	Debounce time.Duration
 	// Lookup expands ${VAR} references; nil means the process environment,
 	// as [Load].
@@ -63,7 +63,7 @@ type Watcher struct {
 // it returns is seen.
 func Watch(ctx context.Context, path string, opts WatchOptions, onChange func(*Config, error)) (*Watcher, error) {
 	if opts.Debounce <= 0 {
-		opts.Debounce = DefaultDebounce
+		opts.Debounce = defaultDebounce
 	}
 	if opts.Lookup == nil {
 		opts.Lookup = os.LookupEnv

@@ -20,9 +20,9 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 )
 
-// SchemaURL is written as "$schema" so that editors complete and check the
+// schemaURL is written as "$schema" so that editors complete and check the
 // file the user is about to edit.
-const SchemaURL = "https://raw.githubusercontent.com/mcpworkbench/mcp-workbench/main/workbench-config.schema.json"
+const schemaURL = "https://raw.githubusercontent.com/mcpworkbench/mcp-workbench/main/workbench-config.schema.json"
 
 // Server is one server entry as found in a host configuration.
 type Server struct {
@@ -212,7 +212,7 @@ func todoDescription(servers []string) string {
 // whitespace, so every key and value stays as it was.
 func Render(boxes []Toolbox) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"$schema\": %s,\n  \"toolboxes\": {\n", QuoteJSON(SchemaURL))
+	fmt.Fprintf(&b, "{\n  \"$schema\": %s,\n  \"toolboxes\": {\n", QuoteJSON(schemaURL))
 	for i, tb := range boxes {
 		fmt.Fprintf(&b, "    %s: {\n      \"description\": %s,\n      \"mcpServers\": {\n", QuoteJSON(tb.Name), QuoteJSON(tb.Description))
 		for j, s := range tb.Servers {

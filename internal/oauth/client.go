@@ -37,9 +37,9 @@ func Applies(s *config.Server) bool {
 	return (s.Transport == config.HTTP || s.Transport == config.SSE) && !s.AuthorizationHeader()
 }
 
-// LoginCommand is the command that logs in to server of toolbox, with
+// loginCommand is the command that logs in to server of toolbox, with
 // --config when the configuration is not the one found by default.
-func LoginCommand(configPath, toolbox, server string) string {
+func loginCommand(configPath, toolbox, server string) string {
 	cmd := "mcp-workbench login"
 	if configPath != "" && configPath != config.DefaultPath {
 		if abs, err := filepath.Abs(configPath); err == nil {
@@ -103,7 +103,7 @@ func NewClient(configPath, toolbox string, s *config.Server) *Client {
 	store, err := DefaultStore()
 	return &Client{
 		Toolbox: toolbox, Server: s.Name, cfg: s,
-		command: LoginCommand(configPath, toolbox, s.Name),
+		command: loginCommand(configPath, toolbox, s.Name),
 		store:   store, storeErr: err,
 		http: sync.OnceValue(func() *http.Client { return httpClientFor(s.URL) }),
 	}

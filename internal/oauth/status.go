@@ -15,7 +15,7 @@ func Status(configPath, toolbox string, s *config.Server, connected bool) string
 	if !Applies(s) {
 		return ""
 	}
-	cmd := LoginCommand(configPath, toolbox, s.Name)
+	cmd := loginCommand(configPath, toolbox, s.Name)
 	store, err := DefaultStore()
 	if err != nil {
 		return "login state unknown: " + err.Error()

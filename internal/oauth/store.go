@@ -84,14 +84,14 @@ func (s *Store) Path(serverURL string) string {
 	return filepath.Join(s.Dir, host+"-"+hex.EncodeToString(sum[:8])+".json")
 }
 
-// FileError is a token file or folder that cannot be trusted. Its text
+// fileError is a token file or folder that cannot be trusted. Its text
 // never holds the file's content.
-type FileError struct {
+type fileError struct {
 	Path   string
 	Reason string
 }
 
-func (e *FileError) Error() string { return e.Path + ": " + e.Reason }
+func (e *fileError) Error() string { return e.Path + ": " + e.Reason }
 
 // checkPrivate refuses a file or folder that other users may read.
 func checkPrivate(path string, info fs.FileInfo) error {
@@ -103,14 +103,14 @@ func checkPrivate(path string, info fs.FileInfo) error {
 		if info.IsDir() {
 			what, want, fix = "folder", "0700", "chmod 700 "+path
 		}
-		return &FileError{Path: path, Reason: fmt.Sprintf("refusing a token %s that other users can read (mode %04o, want %s): %s", what, perm, want, fix)}
+		return &fileError{Path: path, Reason: fmt.Sprintf("refusing a token %s that other users can read (mode %04o, want %s): %s", what, perm, want, fix)}
 	}
 	return nil
 }
 
 // Load reads the record of serverURL: nil, nil if there is none. A file
 // that is corrupt, open to other users, or for another server is refused
-// with a *FileError saying why.
+// with a *fileError saying why.
 func (s *Store) Load(serverURL string) (*Record, error) {
 	path := s.Path(serverURL)
 	if info, err := os.Stat(s.Dir); err == nil {
@@ -136,13 +136,13 @@ func (s *Store) Load(serverURL string) (*Record, error) {
 	var rec Record
 	dec := json.NewDecoder(f)
 	if err := dec.Decode(&rec); err != nil {
-		return nil, &FileError{Path: path, Reason: "corrupt token file (not the JSON a login writes); log in again to replace it"}
+		return nil, &fileError{Path: path, Reason: "corrupt token file (not the JSON a login writes); log in again to replace it"}
 	}
 	switch {
 	case rec.Token == nil || rec.Token.AccessToken == "" || rec.ClientID == "" || rec.TokenURL == "":
-		return nil, &FileError{Path: path, Reason: "corrupt token file (a token, client or token URL is missing); log in again to replace it"}
+		return nil, &fileError{Path: path, Reason: "corrupt token file (a token, client or token URL is missing); log in again to replace it"}
 	case rec.ServerURL != serverURL:
-		return nil, &FileError{Path: path, Reason: "the token file belongs to another server; log in again to replace it"}
+		return nil, &fileError{Path: path, Reason: "the token file belongs to another server; log in again to replace it"}
 	}
 	return &rec, nil
 }
