@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,5 +124,53 @@ func checkMode(t *testing.T, path string, want os.FileMode) {
 	}
 	if got := info.Mode().Perm(); got != want {
 		t.Errorf("%s: mode %04o, want %04o", filepath.Base(path), got, want)
+	}
+}
+
+// TestLoginWithPreregisteredClient logs in with the oauth object's clientId
+// and clientSecret, where the authorization server offers no dynamic
+// registration, on the redirect port the client was registered with; the
+// secret is sent to the token endpoint and written nowhere.
+func TestLoginWithPreregisteredClient(t *testing.T) {
+	store := home(t, "follow")
+	const secret = "s3cret-client-value-7f1c"
+	srv := oauthtest.Start(t, oauthtest.Options{ClientID: "wb-registered", Secret: secret})
+	s := remote(srv.URL, config.HTTP)
+	port := fakeserver.FreePort(t)
+	s.OAuth = &config.OAuth{ClientID: "wb-registered", ClientSecret: secret, CallbackPort: port, Scopes: "tools offline_access"}
+
+	res, err := login(t, s, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ClientID != "wb-registered" || res.Registered || srv.Registrations.Load() != 0 {
+		t.Errorf("login result = %+v, registrations %d; want the pre-registered client, no registration", res, srv.Registrations.Load())
+	}
+	got, err := call(t, s, oauth.NewClient("", "dev", s))
+	if err != nil || got != "you are logged in" {
+		t.Fatalf("call after login = %q, %v", got, err)
+	}
+	err = filepath.WalkDir(store.Dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(data), secret) {
+			t.Errorf("%s holds the client secret", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A wrong secret is refused by the authorization server, and the error
+	// does not repeat it.
+	home(t, "follow") // no token stored: a login must happen
+	s.OAuth.ClientSecret = "wrong-secret-value-93ab"
+	if _, err := login(t, s, 20*time.Second); err == nil {
+		t.Error("a login with a wrong client secret succeeded")
+	} else if strings.Contains(err.Error(), "wrong-secret-value-93ab") {
+		t.Errorf("the error repeats the secret: %v", err)
 	}
 }
