@@ -245,3 +245,35 @@ func TestURLQueryIsNeverShown(t *testing.T) {
 		t.Errorf("the error no longer says where: %v", err)
 	}
 }
+
+// TestRemoteSessionIdleStop: a remote server's session idle for
+// idleTimeoutMs is closed, as a stdio server's process is stopped, and the
+// next call opens a new one.
+func TestRemoteSessionIdleStop(t *testing.T) {
+	for _, tc := range httpModes {
+		t.Run(tc.mode, func(t *testing.T) {
+			h := newHarness(t)
+			ev := fakeserver.StartEverything(t, tc.mode)
+			cfg := remote("everything", tc.transport, ev.URL(tc.path))
+			cfg.IdleTimeout = 200 * time.Millisecond
+			s := h.server(cfg)
+			if _, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"message":"one"}`), nil); err != nil {
+				t.Fatal(err)
+			}
+			fakeserver.Eventually(t, "the idle session to close", func() bool { return s.State().Status != StatusConnected })
+			if st := s.State(); st.Status == StatusError {
+				t.Errorf("an idle stop left the server in error: %v", st.Err)
+			}
+			res, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"message":"two"}`), nil)
+			if err != nil {
+				t.Fatalf("the call after the idle stop: %v", err)
+			}
+			if got := resultText(t, res); got != "Echo: two" {
+				t.Errorf("echo = %q", got)
+			}
+			if !strings.Contains(h.logs.String(), "idle for idleTimeoutMs") {
+				t.Errorf("the idle stop is not logged:\n%s", h.logs)
+			}
+		})
+	}
+}
