@@ -20,13 +20,13 @@ endif
 
 NPM_DIR := testdata/npm
 
-# staticcheck, pinned: .ci/run installs this version with go install.
+# staticcheck, pinned: make lint installs this version into bin/tools on first use.
 STATICCHECK_VERSION := v0.8.2
-STATICCHECK ?= $(or $(shell command -v staticcheck 2>/dev/null),$(shell $(GO) env GOPATH)/bin/staticcheck)
+STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build demo test test-deps lint bench cross dist clean
+.PHONY: all build demo test test-deps lint tools bench cross dist clean
 
 all: build
 
@@ -69,16 +69,20 @@ $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/p
 
 ## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
 ## and staticcheck over the linux and windows builds together
-lint:
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
-	@$(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION:v%=%))" || { \
-	  echo "lint: staticcheck $(STATICCHECK_VERSION) is needed: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)" >&2; exit 1; }
-	@mkdir -p bin
 	$(STATICCHECK) -f binary ./... > bin/staticcheck-linux.bin
 	GOOS=windows $(STATICCHECK) -f binary ./... > bin/staticcheck-windows.bin
 	$(STATICCHECK) -merge bin/staticcheck-linux.bin bin/staticcheck-windows.bin
+
+## tools: the pinned lint tools, in bin/tools
+tools: $(STATICCHECK)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@$(STATICCHECK) -version | grep -qF "($(STATICCHECK_VERSION:v%=%))" || { echo "lint: $(STATICCHECK) is not staticcheck $(STATICCHECK_VERSION)" >&2; exit 1; }
 
 ## cross: build for every platform of a release, keeping nothing (CI runs it)
 cross:
