@@ -202,14 +202,16 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	}
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
-		Protocol      string          `json:"io.modelcontextprotocol/protocolVersion"`
+		Protocol      json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
 	}
 	if len(p.Meta) > 0 && frame.Unmarshal(p.Meta, &meta) != nil {
-		return false // the SDK says what is wrong with it
+		meta.ProgressToken, meta.Protocol = nil, nil // not an object: no token, no version
 	}
 	// A request of the 2026-07-28 protocol may come without a session; it
 	// names its version itself, and its result names the server too.
-	perRequest := meta.Protocol >= newProtocol
+	var protocol string
+	_ = frame.Unmarshal(meta.Protocol, &protocol) // a version that is not a string names none
+	perRequest := protocol >= newProtocol
 	if !perRequest && !c.initialized.Load() {
 		return false // the SDK refuses calls before initialize
 	}
