@@ -285,9 +285,9 @@ func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(`{"toolbox":`)
-	buf.Write(mustJSON(tb.cfg.Name))
+	buf.Write(frame.AppendString(nil, tb.cfg.Name))
 	buf.WriteString(`,"description":`)
-	buf.Write(mustJSON(tb.cfg.Description))
+	buf.Write(frame.AppendString(nil, tb.cfg.Description))
 	fmt.Fprintf(&buf, `,"servers_connected":%d,"servers":`, connected)
 	buf.Write(mustJSON(lines))
 	buf.WriteString(`,"tools":`)
