@@ -105,7 +105,9 @@ func (c *hostConn) readLoop() {
 				continue
 			}
 		case "notifications/cancelled":
-			if c.cancelled(&m) {
+			// With an id it is a request, not a cancellation: the SDK
+			// answers it.
+			if len(m.ID) == 0 && c.cancelled(&m) {
 				continue
 			}
 		}

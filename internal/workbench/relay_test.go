@@ -463,3 +463,26 @@ func TestRelayRefusesAnIDInUse(t *testing.T) {
 		t.Errorf("the first call got %q (isError %v)", text, isErr)
 	}
 }
+
+// TestRelayCancelWithAnIDIsARequest: notifications/cancelled sent with an
+// id is a request, which JSON-RPC answers, here with the SDK's -32600, and
+// which cancels nothing: the call it names goes on to its answer.
+func TestRelayCancelWithAnIDIsARequest(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
+	h.response(`"open"`)
+	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":500}`, ""))
+	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
+	h.send(`{"jsonrpc":"2.0","id":"c","method":"notifications/cancelled","params":{"requestId":"slow"}}`)
+	if r := decodeResponse(t, h.response(`"c"`)); r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf("notifications/cancelled with an id got %+v, want a -32600 error", r)
+	}
+	if text, isErr := resultText(t, decodeResponse(t, h.response(`"slow"`)).Result); isErr || text != "slept 500ms" {
+		t.Errorf("the call named by the request got %q (isError %v), want its answer", text, isErr)
+	}
+}
