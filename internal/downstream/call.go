@@ -54,6 +54,28 @@ type inflight struct {
 	// A relayed call (stdio servers).
 	timer *time.Timer // requestTimeoutMs, restarted by progress
 	done  func(json.RawMessage, error)
+	// mu orders the call's progress before its end: progress is passed on
+	// under it until the call is finished, and finish waits for it.
+	mu       sync.Mutex
+	finished bool
+}
+
+// finish ends a relayed call with its outcome, once no progress of it is
+// on its way: nothing of the call reaches the caller after its result.
+func (call *inflight) finish(res json.RawMessage, err error) {
+	call.mu.Lock()
+	call.finished = true
+	call.mu.Unlock()
+	call.done(res, err)
+}
+
+// report passes on a relayed call's progress, unless it has finished.
+func (call *inflight) report(p Progress) {
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if !call.finished {
+		call.progress(p)
+	}
 }
 
 // tokenSeq numbers the progress tokens sent downstream. Every call gets a
@@ -125,7 +147,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 			// A tool that may be retried after a crash: cancel ends the
 			// retry too, if it comes to one.
 			r := &retrying{}
-			r.relay = c.relay(t, args, progress, func(res json.RawMessage, err error) {
+			cancelRelay := c.relay(t, args, progress, func(res json.RawMessage, err error) {
 				var ctx context.Context
 				if s.shouldRetry(context.Background(), t, err) {
 					ctx = r.start()
@@ -140,7 +162,8 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 					done(res, s.redact(err))
 				}()
 			})
-			if r.relay != nil {
+			if cancelRelay != nil {
+				r.setRelay(cancelRelay)
 				return r.cancel
 			}
 		}
@@ -159,11 +182,17 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 // retrying is a relayed call that may be retried: cancelling it cancels
 // the relayed call, or the retry once one started.
 type retrying struct {
-	relay func()
-
 	mu          sync.Mutex
+	relay       func() // cancels the relayed call; set once it is sent
 	cancelled   bool
 	cancelRetry context.CancelFunc
+}
+
+// setRelay records how to cancel the relayed call.
+func (r *retrying) setRelay(cancel func()) {
+	r.mu.Lock()
+	r.relay = cancel
+	r.mu.Unlock()
 }
 
 // start returns the retry's context, or nil if the call was cancelled.
@@ -181,13 +210,13 @@ func (r *retrying) start() context.Context {
 func (r *retrying) cancel() {
 	r.mu.Lock()
 	r.cancelled = true
-	cancelRetry := r.cancelRetry
+	cancelRetry, cancelRelay := r.cancelRetry, r.relay
 	r.mu.Unlock()
 	if cancelRetry != nil {
 		cancelRetry()
 	}
-	if r.relay != nil {
-		r.relay()
+	if cancelRelay != nil {
+		cancelRelay()
 	}
 }
 

@@ -66,9 +66,11 @@ func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done 
 	line = append(line, key...)
 	line = append(line, "\"}}}\n"...)
 	if err := c.stdio.out.send(line); err != nil {
-		// The server's stdin is closed or broken: the connection is
-		// ending, and end() answers the call with the reason.
-		c.s.log.Debug("could not send a call; the connection is ending", "error", err)
+		// The server's stdin is closed or broken: it can take no call any
+		// more. Ending the connection answers this call and the others
+		// (if it is not ending already), and the next call starts the
+		// server again.
+		go c.end(fmt.Errorf("the server stopped reading its stdin (%v)", err), false)
 	}
 	return func() { c.finishRelay(key, nil, context.Canceled, "cancelled by the client") }
 }
@@ -91,7 +93,7 @@ func (c *conn) finishRelay(key string, result json.RawMessage, err error, cancel
 	if cancelReason != "" {
 		c.sendCancel(key, cancelReason)
 	}
-	call.done(result, err)
+	call.finish(result, err)
 }
 
 // sendCancel tells the server that the workbench gave up call key.
@@ -142,7 +144,7 @@ func (c *conn) relayed(m *frame.Message) bool {
 		}
 		c.callsMu.Unlock()
 		if call != nil && call.progress != nil && len(p.Progress) > 0 {
-			call.progress(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			call.report(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 		return true // late progress, after the result, is dropped
 	}

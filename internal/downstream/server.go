@@ -695,7 +695,7 @@ func (c *conn) end(reason error, deliberate bool) bool {
 			}
 			call.timer.Stop()
 			c.sendCancel(key, "the server's connection is closing")
-			call.done(nil, &lostError{reason: reason})
+			call.finish(nil, &lostError{reason: reason})
 		}
 		close(c.done)
 		grace := s.o.stopGrace()
