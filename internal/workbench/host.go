@@ -212,7 +212,9 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	// A request of the 2026-07-28 protocol may come without a session; it
 	// names its version itself, and its result names the server too.
 	var protocol string
-	_ = frame.Unmarshal(meta.Protocol, &protocol) // a version that is not a string names none
+	if len(meta.Protocol) > 0 {
+		_ = frame.Unmarshal(meta.Protocol, &protocol) // a version that is not a string names none
+	}
 	perRequest := protocol >= newProtocol
 	if !perRequest && !c.initialized.Load() {
 		return false // the SDK refuses calls before initialize
