@@ -113,6 +113,17 @@ func (h *lineHost) hasResponse(id string) bool {
 	return ok
 }
 
+// relayHost serves toolbox "dev" of one fake server "a" (with extra
+// FAKE_* env pairs) to a lineHost on a 2025-11-25 session.
+func relayHost(t *testing.T, extra ...string) (*env, *lineHost) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a", extra...)), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+}
+
 // useLine is a use_tool request line.
 func useLine(id string, server, tool string, args string, meta string) string {
 	m := ""
@@ -160,12 +171,7 @@ func resultText(t *testing.T, result json.RawMessage) (string, bool) {
 // checks each response carries the id exactly as the host wrote it, and
 // the server's result as the server wrote it.
 func TestRelayAnswersUnderTheHostsID(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	_, h := relayHost(t)
 	for _, id := range []string{`1`, `"1"`, `"call-é-\"quoted\""`, `-7`, `9007199254740993`, `""`} {
 		h.send(useLine(id, "a", "echo", `{"text":"hi"}`, ""))
 		line := h.response(id)
@@ -179,12 +185,7 @@ func TestRelayAnswersUnderTheHostsID(t *testing.T) {
 // TestRelayRoutesConcurrentCalls keeps 32 calls in flight on one server,
 // several times over: every answer reaches the call it belongs to.
 func TestRelayRoutesConcurrentCalls(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	_, h := relayHost(t)
 	h.send(useLine("0.5", "a", "echo", `{}`, "")) // opens the toolbox
 	h.response("0.5")
 	for round := range 5 {
@@ -211,12 +212,7 @@ func TestRelayRoutesConcurrentCalls(t *testing.T) {
 // TestRelayCancellationFromTheHost cancels a call: the server is told, and
 // the host gets no response to it, as the MCP spec asks.
 func TestRelayCancellationFromTheHost(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	e, h := relayHost(t)
 	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
 	h.response(`"open"`)
 	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":30000}`, ""))
@@ -265,12 +261,7 @@ func TestRelayTimeoutAndCrash(t *testing.T) {
 // TestRelayIgnoresAnswersToUnknownIDs: a server that answers ids nobody
 // asked for — of the relay's form and of the SDK's — disturbs nothing.
 func TestRelayIgnoresAnswersToUnknownIDs(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a", fakeserver.EnvStrayIDs, "1")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	e, h := relayHost(t, fakeserver.EnvStrayIDs, "1")
 	for i := range 5 {
 		id := fmt.Sprint(i + 1)
 		h.send(useLine(id, "a", "echo", fmt.Sprintf(`{"text":"n%d"}`, i), ""))
@@ -286,12 +277,7 @@ func TestRelayIgnoresAnswersToUnknownIDs(t *testing.T) {
 
 // TestRelayPassesLargeResults: an 8 MiB result reaches the host whole.
 func TestRelayPassesLargeResults(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	_, h := relayHost(t)
 	const size = 8 << 20
 	h.send(useLine(`1`, "a", "big", fmt.Sprintf(`{"bytes":%d}`, size), ""))
 	text, isErr := resultText(t, decodeResponse(t, h.response(`1`)).Result)
@@ -303,12 +289,7 @@ func TestRelayPassesLargeResults(t *testing.T) {
 // TestRelayProgressUnderTheHostsToken: progress reaches the host under
 // the token it chose, number or string, with the server's values.
 func TestRelayProgressUnderTheHostsToken(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	_, h := relayHost(t)
 	for _, tok := range []string{`"tok-1"`, `42`} {
 		h.send(useLine(`"p"`, "a", "progress", `{"steps":3,"delayMs":10}`, `{"progressToken":`+tok+`}`))
 		h.response(`"p"`)
@@ -334,12 +315,7 @@ func TestRelayProgressUnderTheHostsToken(t *testing.T) {
 // TestBadLinesGetErrorsAndTheSessionGoesOn sends what is not a JSON-RPC
 // message: each gets a JSON-RPC error, logged, and the session goes on.
 func TestBadLinesGetErrorsAndTheSessionGoesOn(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	e, h := relayHost(t)
 	for _, c := range []struct {
 		line string
 		code int
@@ -444,12 +420,7 @@ func TestInputErrorsSpeakJSON(t *testing.T) {
 // flight gets an error for the second request, and the first call its
 // answer.
 func TestRelayRefusesAnIDInUse(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	e, h := relayHost(t)
 	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
 	h.response(`"open"`)
 	h.send(useLine(`"dup"`, "a", "sleep", `{"ms":500}`, ""))
@@ -468,12 +439,7 @@ func TestRelayRefusesAnIDInUse(t *testing.T) {
 // id is a request, which JSON-RPC answers, here with the SDK's -32600, and
 // which cancels nothing: the call it names goes on to its answer.
 func TestRelayCancelWithAnIDIsARequest(t *testing.T) {
-	e := newEnv(t)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	e, h := relayHost(t)
 	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
 	h.response(`"open"`)
 	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":500}`, ""))
