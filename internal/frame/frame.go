@@ -157,17 +157,26 @@ func (e *ParseError) Error() string { return e.Msg }
 // object: a batch, or JSON-RPC that is not 2.0, is refused.
 func Parse(line []byte, m *Message) error {
 	*m = Message{}
-	if !sj.Valid(line) {
-		return &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
-	}
-	switch line[0] {
-	case '{':
-	case '[':
-		return &ParseError{Code: CodeInvalidRequest, Msg: "JSON-RPC batches are not supported"}
-	default:
+	notJSON := &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
+	if len(line) == 0 || line[0] != '{' {
+		switch {
+		case !sj.Valid(line):
+			return notJSON
+		case line[0] == '[':
+			return &ParseError{Code: CodeInvalidRequest, Msg: "JSON-RPC batches are not supported"}
+		}
 		return &ParseError{Code: CodeInvalidRequest, Msg: "a JSON-RPC message must be a JSON object"}
 	}
-	if err := Unmarshal(line, m); err != nil {
+	// One pass: the parser checks the whole line as it decodes the
+	// envelope, the values it keeps raw included.
+	rest, err := sj.Parse(line, m, flags)
+	var syntax *sj.SyntaxError
+	switch {
+	case errors.As(err, &syntax), err == nil && len(rest) != 0:
+		*m = Message{}
+		return notJSON
+	case err != nil:
+		*m = Message{}
 		return &ParseError{Code: CodeInvalidRequest, Msg: "the message's envelope does not decode: " + Explain(err)}
 	}
 	id := m.ID
