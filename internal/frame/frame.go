@@ -157,11 +157,10 @@ func (e *ParseError) Error() string { return e.Msg }
 // object: a batch, or JSON-RPC that is not 2.0, is refused.
 func Parse(line []byte, m *Message) error {
 	*m = Message{}
-	notJSON := &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
 	if len(line) == 0 || line[0] != '{' {
 		switch {
 		case !sj.Valid(line):
-			return notJSON
+			return errNotJSON()
 		case line[0] == '[':
 			return &ParseError{Code: CodeInvalidRequest, Msg: "JSON-RPC batches are not supported"}
 		}
@@ -170,13 +169,12 @@ func Parse(line []byte, m *Message) error {
 	// One pass: the parser checks the whole line as it decodes the
 	// envelope, the values it keeps raw included.
 	rest, err := sj.Parse(line, m, flags)
-	var syntax *sj.SyntaxError
-	switch {
-	case errors.As(err, &syntax), err == nil && len(rest) != 0:
+	if err != nil || len(rest) != 0 {
 		*m = Message{}
-		return notJSON
-	case err != nil:
-		*m = Message{}
+		var syntax *sj.SyntaxError
+		if err == nil || errors.As(err, &syntax) {
+			return errNotJSON()
+		}
 		return &ParseError{Code: CodeInvalidRequest, Msg: "the message's envelope does not decode: " + Explain(err)}
 	}
 	id := m.ID
@@ -198,6 +196,10 @@ func Parse(line []byte, m *Message) error {
 		return &ParseError{Code: CodeInvalidRequest, ID: m.ID, Msg: `the message has an id but neither "method" nor "result" nor "error"`}
 	}
 	return nil
+}
+
+func errNotJSON() error {
+	return &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
 }
 
 func validID(id json.RawMessage) bool {
