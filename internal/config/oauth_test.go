@@ -29,6 +29,8 @@ func TestOAuthObject(t *testing.T) {
 	}
 	if w := strings.Join(cfg.Warnings, "\n"); !strings.Contains(w, "toolboxes.dev.mcpServers.linear.oauth.extra: unknown oauth key") {
 		t.Errorf("warnings do not name the unknown oauth key:\n%s", w)
+	} else if strings.Contains(w, "authServerMetadataUrl") {
+		t.Errorf("a usable authServerMetadataUrl is warned about:\n%s", w)
 	}
 }
 

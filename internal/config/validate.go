@@ -281,10 +281,8 @@ func (v *validator) oauth(n *node, p string, info *schemaInfo) *OAuth {
 	if u := o.AuthServerMetadataURL; u != "" && !v.hasProblemUnder(JoinPath(p, "authServerMetadataUrl")) {
 		if err := checkURL(u); err != nil {
 			v.problem(JoinPath(p, "authServerMetadataUrl"), "%v", err)
-		} else if !strings.EqualFold(u[:len("https")], "https") {
+		} else if pu, _ := url.Parse(u); pu == nil || !strings.EqualFold(pu.Scheme, "https") {
 			v.problem(JoinPath(p, "authServerMetadataUrl"), "must be an https:// URL, got %q", u)
-		} else {
-			v.warn(JoinPath(p, "authServerMetadataUrl"), "not used yet: the authorization server is discovered from the server (go-sdk's login handler cannot skip discovery)")
 		}
 	}
 	return o

@@ -100,8 +100,14 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 		return nil, fail(fmt.Sprintf("the server answered HTTP %d instead of asking for a login (401)", probeResp.StatusCode), nil)
 	}
 
-	issuer, err := discoverIssuer(ctx, hc, s.URL, probeResp)
-	if err != nil {
+	var issuer string
+	if oc := s.OAuth; oc != nil && oc.AuthServerMetadataURL != "" {
+		hc, issuer, err = pinDiscovery(ctx, hc, s.URL, oc.AuthServerMetadataURL)
+		if err != nil {
+			probeResp.Body.Close()
+			return nil, fail("the authorization server metadata at oauth.authServerMetadataUrl: "+err.Error(), err)
+		}
+	} else if issuer, err = discoverIssuer(ctx, hc, s.URL, probeResp); err != nil {
 		probeResp.Body.Close()
 		return nil, fail("authorization server discovery failed: "+err.Error(), err)
 	}

@@ -174,3 +174,36 @@ func TestLoginWithPreregisteredClient(t *testing.T) {
 		t.Errorf("the error repeats the secret: %v", err)
 	}
 }
+
+// TestLoginWithConfiguredMetadata logs in to a server whose authorization
+// server no discovery finds, through the entry's oauth.authServerMetadataUrl.
+func TestLoginWithConfiguredMetadata(t *testing.T) {
+	home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{NoDiscovery: true})
+	s := remote(srv.URL, config.HTTP)
+
+	if _, err := login(t, s, 5*time.Second); err == nil {
+		t.Fatal("a login without the metadata's address succeeded where nothing can be discovered")
+	}
+	if srv.Logins.Load() != 0 {
+		t.Fatalf("logins = %d before the metadata's address was configured", srv.Logins.Load())
+	}
+
+	s.OAuth = &config.OAuth{AuthServerMetadataURL: srv.Issuer + "/nowhere.json"}
+	if _, err := login(t, s, 5*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: HTTP 404") {
+		t.Errorf("login with a metadata address that answers 404: err = %v", err)
+	}
+
+	s.OAuth.AuthServerMetadataURL = srv.MetadataURL
+	res, err := login(t, s, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Issuer != srv.Issuer || !res.Registered || srv.Logins.Load() != 1 {
+		t.Errorf("login result = %+v, logins %d", res, srv.Logins.Load())
+	}
+	got, err := call(t, s, oauth.NewClient("", "dev", s))
+	if err != nil || got != "you are logged in" {
+		t.Fatalf("call after login = %q, %v", got, err)
+	}
+}

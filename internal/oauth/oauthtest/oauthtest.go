@@ -66,13 +66,19 @@ type Options struct {
 	WrongState bool
 	// RejectTokens makes the MCP server refuse every token with a 401.
 	RejectTokens bool
+	// NoDiscovery hides the authorization server from discovery: the MCP
+	// server publishes no protected resource metadata and its 401 names
+	// none, and the authorization server's metadata is only at
+	// Server.MetadataURL, not at a well-known address.
+	NoDiscovery bool
 }
 
 // Server is a protected MCP server and its authorization server.
 type Server struct {
-	URL    string // the MCP endpoint
-	Issuer string // the authorization server
-	o      Options
+	URL         string // the MCP endpoint
+	Issuer      string // the authorization server
+	MetadataURL string // where the authorization server's metadata is
+	o           Options
 
 	mu      sync.Mutex
 	clients map[string][]string // client id → redirect URIs
@@ -106,7 +112,11 @@ func Start(t testing.TB, o Options) *Server {
 	s.asLn = asLn
 	s.Issuer = "http://" + asLn.Addr().String()
 	asMux := http.NewServeMux()
-	asMux.HandleFunc("/.well-known/oauth-authorization-server", s.metadata)
+	s.MetadataURL = s.Issuer + "/.well-known/oauth-authorization-server"
+	if o.NoDiscovery {
+		s.MetadataURL = s.Issuer + "/config/oauth-metadata.json"
+	}
+	asMux.HandleFunc(strings.TrimPrefix(s.MetadataURL, s.Issuer), s.metadata)
 	asMux.HandleFunc("/register", s.register)
 	asMux.HandleFunc("/authorize", s.authorize)
 	asMux.HandleFunc("/token", s.token)
@@ -132,9 +142,11 @@ func Start(t testing.TB, o Options) *Server {
 		h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpServer }, nil)
 	}
 	rsMux := http.NewServeMux()
-	rsMux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource: s.URL, AuthorizationServers: []string{s.Issuer}, ScopesSupported: []string{"tools"},
-	}))
+	if !o.NoDiscovery {
+		rsMux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource: s.URL, AuthorizationServers: []string{s.Issuer}, ScopesSupported: []string{"tools"},
+		}))
+	}
 	rs := &http.Server{Handler: routeMCP(rsMux, h, s)}
 	go rs.Serve(rsLn)
 	t.Cleanup(func() {
@@ -149,7 +161,11 @@ func Start(t testing.TB, o Options) *Server {
 
 // routeMCP puts the MCP handler behind the bearer check.
 func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handler {
-	protected := auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"})(mcpHandler)
+	opts := &auth.RequireBearerTokenOptions{ResourceMetadataURL: strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"}
+	if s.o.NoDiscovery {
+		opts.ResourceMetadataURL = ""
+	}
+	protected := auth.RequireBearerToken(s.verify, opts)(mcpHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/mcp" {
 			protected.ServeHTTP(w, r)
