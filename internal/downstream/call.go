@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,27 @@ func (call *inflight) report(p Progress) {
 	}
 }
 
+// increasing passes on only progress higher than any before it. The MCP
+// spec asks a call's progress to increase, and a call retried after a
+// crash reports its progress again from the start: the caller sees it
+// carry on from where the first attempt got to.
+func increasing(f ProgressFunc) ProgressFunc {
+	if f == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	highest := math.Inf(-1)
+	return func(p Progress) {
+		v, err := strconv.ParseFloat(string(p.Progress), 64)
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil && v > highest {
+			highest = v
+			f(p)
+		}
+	}
+}
+
 // tokenSeq numbers the progress tokens sent downstream. Every call gets a
 // fresh one, whether or not its caller asked for progress, so that a
 // server's progress keeps a long call from timing out.
@@ -147,6 +169,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 			// A tool that may be retried after a crash: cancel ends the
 			// retry too, if it comes to one.
 			r := &retrying{}
+			progress := increasing(progress)
 			cancelRelay := c.relay(t, args, progress, func(res json.RawMessage, err error) {
 				var ctx context.Context
 				if s.shouldRetry(context.Background(), t, err) {
@@ -239,6 +262,7 @@ func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, on
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	onProgress = increasing(onProgress) // across a retry
 	res, t, err := s.callOnce(ctx, tool, args, onProgress)
 	if t == nil || !s.shouldRetry(ctx, t, err) {
 		return res, err

@@ -187,6 +187,59 @@ func TestReadOnlyCallIsRetriedOnceAfterACrash(t *testing.T) {
 	}
 }
 
+// TestRetriedCallsProgressKeepsIncreasing: a read-only call retried after a
+// crash reports its progress again from the start (1, 2, crash; 1, 2, 3);
+// the caller sees progress that only increases (1, 2, 3), as the MCP spec
+// asks, whether the call went through Call or was relayed by Start.
+func TestRetriedCallsProgressKeepsIncreasing(t *testing.T) {
+	for _, how := range []string{"Call", "Start"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t)
+			s := h.server(h.config("f"))
+			var mu sync.Mutex
+			var seen []string
+			progress := func(p Progress) {
+				mu.Lock()
+				seen = append(seen, string(p.Progress))
+				mu.Unlock()
+			}
+			var res json.RawMessage
+			var err error
+			if how == "Call" {
+				res, err = s.Call(ctxT(t), "crash_once", nil, progress)
+			} else {
+				// A running server: Start relays the call as frames.
+				if _, err := s.Call(ctxT(t), "echo", json.RawMessage(`{"text":"x"}`), nil); err != nil {
+					t.Fatal(err)
+				}
+				type answer struct {
+					res json.RawMessage
+					err error
+				}
+				ch := make(chan answer, 1)
+				s.Start("crash_once", nil, progress, func(r json.RawMessage, e error) { ch <- answer{r, e} })
+				select {
+				case a := <-ch:
+					res, err = a.res, a.err
+				case <-time.After(30 * time.Second):
+					t.Fatal("no answer to the relayed call")
+				}
+			}
+			if err != nil {
+				t.Fatalf("the read-only call was not retried: %v", err)
+			}
+			if text := resultText(t, res); text != "survived" {
+				t.Errorf("result %q", text)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := strings.Join(seen, ","); got != "1,2,3" {
+				t.Errorf("progress seen = %s, want 1,2,3", got)
+			}
+		})
+	}
+}
+
 func TestJunkOnStdoutIsSkipped(t *testing.T) {
 	h := newHarness(t)
 	s := h.server(h.config("noisy", fakeserver.EnvJunk, "1"))

@@ -331,11 +331,21 @@ func (f *fake) addTools() {
 	})
 	f.server.AddTool(&mcp.Tool{
 		Name:        "crash_once",
-		Description: "Read-only; crashes the server on the first call of the test, answers afterwards.",
+		Description: "Read-only; crashes the server on the first call of the test (after progress 1 and 2 of 3), answers afterwards (after progress 1, 2 and 3).",
 		InputSchema: schema(`{"type":"object"}`),
 		Annotations: ro,
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if f.record(CallsFile, "crash_once") == 1 {
+		first := f.record(CallsFile, "crash_once") == 1
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			steps := 3
+			if first {
+				steps = 2
+			}
+			for i := 1; i <= steps; i++ {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
+			}
+		}
+		if first {
 			os.Exit(3)
 		}
 		return text("survived"), nil
