@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -211,6 +212,29 @@ func validID(id json.RawMessage) bool {
 		return true
 	}
 	return false
+}
+
+// IDKey is a JSON-RPC id as a map key: the same for every spelling of one
+// id, as the SDK compares ids (7, 7.0 and 7e0; "a" and "\u0061"), and
+// never the same for a string and a number ("7" and 7). The ids hosts
+// send, plain integers and strings without escapes, are their own key.
+func IDKey(id json.RawMessage) string {
+	switch {
+	case len(id) == 0:
+		return ""
+	case id[0] == '"':
+		if bytes.IndexByte(id, '\\') >= 0 {
+			var s string
+			if Unmarshal(id, &s) == nil {
+				return Quote(s)
+			}
+		}
+	case bytes.ContainsAny(id, ".eE"):
+		if f, err := strconv.ParseFloat(string(id), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+			return strconv.FormatInt(int64(f), 10)
+		}
+	}
+	return string(id)
 }
 
 func isNull(b json.RawMessage) bool { return len(b) == 4 && string(b) == "null" }

@@ -159,3 +159,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestIDKey(t *testing.T) {
+	same := [][]string{
+		{`7`, `7.0`, `7e0`, `70E-1`},
+		{`-3`, `-3.00`},
+		{`"a"`, `"\u0061"`},
+		{`"7"`},
+		{`7.5`},
+	}
+	seen := map[string]int{}
+	for i, group := range same {
+		for _, id := range group {
+			k := IDKey(json.RawMessage(id))
+			if j, ok := seen[k]; ok && j != i {
+				t.Errorf("IDKey(%s) = %q, the key of another id", id, k)
+			}
+			seen[k] = i
+			if want := IDKey(json.RawMessage(group[0])); k != want {
+				t.Errorf("IDKey(%s) = %q, want %q (the key of %s)", id, k, want, group[0])
+			}
+		}
+	}
+}

@@ -227,7 +227,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		tok = bytes.Clone(tok)
 		progress = func(p downstream.Progress) { _ = c.write(progressFrame(tok, p)) }
 	}
-	key := string(id)
+	key := frame.IDKey(id)
 	call := &hostCall{}
 	c.mu.Lock()
 	if c.calls[key] != nil {
@@ -268,11 +268,12 @@ func (c *hostConn) cancelled(m *frame.Message) bool {
 	if frame.Unmarshal(m.Params, &p) != nil {
 		return false
 	}
+	key := frame.IDKey(p.RequestID)
 	c.mu.Lock()
-	call := c.calls[string(p.RequestID)]
+	call := c.calls[key]
 	var cancel func()
 	if call != nil {
-		delete(c.calls, string(p.RequestID))
+		delete(c.calls, key)
 		call.cancelled = true
 		cancel = call.cancel
 	}

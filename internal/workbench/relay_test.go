@@ -228,6 +228,26 @@ func TestRelayCancellationFromTheHost(t *testing.T) {
 	}
 }
 
+// TestRelayCancellationNamesTheIDAnyWay: a cancellation names the call by
+// its id's value, however it is spelled (here a string with an escape, and
+// a number written as a decimal).
+func TestRelayCancellationNamesTheIDAnyWay(t *testing.T) {
+	e, h := relayHost(t)
+	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
+	h.response(`"open"`)
+	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":30000}`, ""))
+	h.send(useLine(`12`, "a", "sleep", `{"ms":30000}`, ""))
+	fakeserver.Eventually(t, "the calls to reach the server", func() bool { return count(e.lines(fakeserver.CallsFile), "sleep") == 2 })
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"sl\u006fw"}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12.0}}`)
+	fakeserver.Eventually(t, "the server to see both cancellations", func() bool { return count(e.lines(fakeserver.CancelsFile), "sleep") == 2 })
+	h.send(useLine(`"after"`, "a", "echo", `{}`, ""))
+	h.response(`"after"`)
+	if h.hasResponse(`"slow"`) || h.hasResponse(`12`) {
+		t.Error("the host got a response to a call it cancelled")
+	}
+}
+
 // TestRelayTimeoutAndCrash: a call that outlives requestTimeoutMs, and a
 // server that dies under a call, end as tool errors in the same words as
 // the workbench always used; the server is told of the timeout.

@@ -17,13 +17,16 @@ import (
 
 func (e *env) lines(file string) []string { return fakeserver.ReadLines(e.state, file) }
 
-func has(lines []string, s string) bool {
+func has(lines []string, s string) bool { return count(lines, s) > 0 }
+
+func count(lines []string, s string) int {
+	n := 0
 	for _, l := range lines {
 		if l == s {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 const oneServer = `{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": %s}}}}`
