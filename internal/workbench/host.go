@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -188,6 +189,11 @@ func (c *hostConn) Close() error {
 
 func (c *hostConn) SessionID() string { return "" }
 
+// sdkVersions are the protocol versions the SDK speaks.
+var sdkVersions = mcp.SupportedProtocolVersions()
+
+func isObject(v json.RawMessage) bool { return len(v) > 0 && v[0] == '{' }
+
 // newProtocol is the first protocol version whose results carry resultType.
 const newProtocol = "2026-07-28"
 
@@ -205,6 +211,8 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	var meta struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
 		Protocol      json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+		Capabilities  json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		ClientInfo    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
 	}
 	if len(p.Meta) > 0 && frame.Unmarshal(p.Meta, &meta) != nil {
 		meta.ProgressToken, meta.Protocol = nil, nil // not an object: no token, no version
@@ -216,6 +224,10 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		_ = frame.Unmarshal(meta.Protocol, &protocol) // a version that is not a string names none
 	}
 	perRequest := protocol >= newProtocol
+	if perRequest && (!slices.Contains(sdkVersions, protocol) || !isObject(meta.Capabilities) ||
+		(len(meta.ClientInfo) > 0 && !isObject(meta.ClientInfo))) {
+		return false // the SDK refuses it, with the error the protocol asks for
+	}
 	if !perRequest && !c.initialized.Load() {
 		return false // the SDK refuses calls before initialize
 	}

@@ -73,4 +73,23 @@ func TestSessionlessRequestGetsTheNewEnvelope(t *testing.T) {
 	if res.ResultType != "complete" || res.Meta.ServerInfo.Name != Name || len(res.Content) == 0 || res.Content[0].Text != `{"args":{"text":"hi"},"server":"a"}` {
 		t.Errorf("sessionless result = %s", m["result"])
 	}
+
+	// What the SDK refuses of a request that names its version, the relay
+	// refuses too, with the SDK's errors: a version it does not speak, and
+	// a request without the client's capabilities.
+	for _, c := range []struct {
+		id, meta string
+		code     int
+	}{
+		{"3", `{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}`, -32022},
+		{"4", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`, -32602},
+		{"5", `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"h"}`, -32602},
+	} {
+		fmt.Fprintln(hostW, useLine(c.id, "a", "echo", `{"text":"hi"}`, c.meta))
+		m := next()
+		var e struct{ Code int }
+		if err := json.Unmarshal(m["error"], &e); err != nil || e.Code != c.code || string(m["id"]) != c.id {
+			t.Errorf("request %s with _meta %s: id %s, error %s, result %s; want error %d", c.id, c.meta, m["id"], m["error"], m["result"], c.code)
+		}
+	}
 }
