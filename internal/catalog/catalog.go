@@ -58,6 +58,15 @@ const tempPrefix = ".tmp-"
 // staleTemp is the age after which a temporary file is surely abandoned.
 const staleTemp = time.Hour
 
+// unusedEntry is how long an entry may go unused before Open removes it:
+// a server whose definition changed, or that left the configuration,
+// leaves its entry behind. An entry in use is touched by Get at most once
+// a day (touchAfter), so it never ages.
+const (
+	unusedEntry = 30 * 24 * time.Hour
+	touchAfter  = 24 * time.Hour
+)
+
 // Catalog is a folder of entries, one per server definition. Its methods
 // are safe for concurrent use, and several processes may use one folder.
 type Catalog struct {
@@ -116,7 +125,8 @@ func DefaultDir() (string, error) {
 
 // Open makes the folder dir if needed (0700, parents too), makes it
 // private if it is not, removes temporary files that crashed writers left
-// behind, and returns the catalog kept there.
+// behind and entries unused for 30 days, and returns the catalog kept
+// there.
 func Open(dir string) (*Catalog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the catalog folder: %w", err)
@@ -134,24 +144,30 @@ func Open(dir string) (*Catalog, error) {
 		}
 	}
 	c := &Catalog{dir: dir, now: time.Now}
-	c.removeStaleTemps()
+	c.removeStale()
 	return c, nil
 }
 
 // Dir returns the catalog's folder.
 func (c *Catalog) Dir() string { return c.dir }
 
-func (c *Catalog) removeStaleTemps() {
+func (c *Catalog) removeStale() {
 	des, err := os.ReadDir(c.dir)
 	if err != nil {
 		return
 	}
 	for _, de := range des {
-		if !strings.HasPrefix(de.Name(), tempPrefix) {
-			continue
+		name := de.Name()
+		maxAge := staleTemp
+		switch {
+		case strings.HasPrefix(name, tempPrefix):
+		case strings.HasSuffix(name, ".json") && validKey(strings.TrimSuffix(name, ".json")):
+			maxAge = unusedEntry
+		default:
+			continue // not the catalog's
 		}
-		if fi, err := de.Info(); err == nil && c.now().Sub(fi.ModTime()) > staleTemp {
-			os.Remove(filepath.Join(c.dir, de.Name()))
+		if fi, err := de.Info(); err == nil && fi.Mode().IsRegular() && c.now().Sub(fi.ModTime()) > maxAge {
+			os.Remove(filepath.Join(c.dir, name))
 		}
 	}
 }
@@ -332,6 +348,10 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 	e := &Entry{Key: key, Tools: fl.Tools, Stored: fl.Stored, Hint: fl.Hint}
 	if exp, ok := e.Expires(); ok && !c.now().Before(exp) {
 		return nil, false, ReasonExpired
+	}
+	if fi, err := f.Stat(); err == nil && c.now().Sub(fi.ModTime()) > touchAfter {
+		now := c.now()
+		_ = os.Chtimes(c.path(key), now, now) // in use: not to be removed as unused
 	}
 	return e, true, ""
 }

@@ -578,6 +578,50 @@ func TestOpenRemovesStaleTemps(t *testing.T) {
 	}
 }
 
+// TestOpenRemovesUnusedEntries: an entry nobody read for 30 days (its
+// server changed or left the configuration) is removed by the next Open;
+// one still read is touched by Get and stays, and so do files that are not
+// the catalog's.
+func TestOpenRemovesUnusedEntries(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []json.RawMessage{json.RawMessage(`{"name":"t","inputSchema":{"type":"object"}}`)}
+	used, unused := Key(testServer(), "2025-11-25"), Key(testServer(), "2025-06-18")
+	for _, k := range []string{used, unused} {
+		if err := c.Put(k, tools, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foreign := filepath.Join(dir, "notes.json")
+	if err := os.WriteFile(foreign, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-unusedEntry - time.Hour)
+	for _, p := range []string{c.path(used), c.path(unused), foreign} {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, reason := c.Get(used); !ok {
+		t.Fatalf("miss: %s", reason)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(c.path(unused)); !os.IsNotExist(err) {
+		t.Errorf("an entry unused for 30 days was kept: %v", err)
+	}
+	if _, ok, reason := c.Get(used); !ok {
+		t.Errorf("the entry in use was removed: %s", reason)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("a file that is not an entry was removed: %v", err)
+	}
+}
+
 func TestOpenNotAFolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(p, nil, 0o600); err != nil {
