@@ -222,6 +222,19 @@ func TestConcurrentRefresh(t *testing.T) {
 // A host that declared URL-mode elicitation is shown the login page; the
 // open completes once the redirect arrives.
 func TestLoginThroughHostElicitation(t *testing.T) {
+	// 2026-07-28 hosts get the login page as an input request of
+	// open_toolbox's result and call it again; for older ones the SDK
+	// asks the host and calls the handler again.
+	// A user who declines gets the open with the server needing a login,
+	// and the login is given up.
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		for _, action := range []string{"accept", "decline"} {
+			t.Run(version+"/"+action, func(t *testing.T) { loginThroughHost(t, version, action) })
+		}
+	}
+}
+
+func loginThroughHost(t *testing.T, version, action string) {
 	home(t, "close") // the workbench must not open a browser itself
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	s := remote(srv.URL, config.HTTP)
@@ -232,12 +245,14 @@ func TestLoginThroughHostElicitation(t *testing.T) {
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			shown = append(shown, req.Params.Message)
-			go func() { // the user's browser
-				if resp, err := http.Get(req.Params.URL); err == nil {
-					resp.Body.Close()
-				}
-			}()
-			return &mcp.ElicitResult{Action: "accept"}, nil
+			if action == "accept" {
+				go func() { // the user's browser
+					if resp, err := http.Get(req.Params.URL); err == nil {
+						resp.Body.Close()
+					}
+				}()
+			}
+			return &mcp.ElicitResult{Action: action}, nil
 		},
 	})
 	hostR, wbW := io.Pipe()
@@ -252,7 +267,7 @@ func TestLoginThroughHostElicitation(t *testing.T) {
 		wbW.Close()
 	}()
 	ct := &mcp.IOTransport{Reader: hostR, Writer: hostW}
-	cs, err := host.Connect(ctx30(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := host.Connect(ctx30(t), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +277,17 @@ func TestLoginThroughHostElicitation(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
-	if !strings.Contains(text, `"servers_connected":2`) || !strings.Contains(text, `"whoami"`) {
-		t.Errorf("open_toolbox = %s", text)
+	if action == "accept" {
+		if !strings.Contains(text, `"servers_connected":2`) || !strings.Contains(text, `"whoami"`) {
+			t.Errorf("open_toolbox = %s", text)
+		}
+	} else {
+		if !strings.Contains(text, `"servers_connected":1`) || !strings.Contains(text, "run `mcp-workbench login dev linear`") {
+			t.Errorf("open_toolbox after a declined login = %s", text)
+		}
+		if n := srv.Logins.Load(); n != 0 {
+			t.Errorf("%d logins after the user declined", n)
+		}
 	}
 	if len(shown) != 1 || !strings.Contains(shown[0], "'linear' (toolbox 'dev')") {
 		t.Errorf("elicitations = %q", shown)

@@ -5,18 +5,41 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-type hostSessionKey struct{}
+// A server that needs a login, opened by a host that declared URL-mode
+// elicitation, is logged in through the host: open_toolbox answers with an
+// input request (a URL elicitation of the authorization page) instead of
+// its result, as multi round-trip requests do (SEP-2322). The host shows
+// the page and calls open_toolbox again with its answer; that second call
+// waits, bounded, for the browser's redirect, and opens the toolbox with
+// the server logged in. Hosts on the 2026-07-28 protocol do the round trip
+// themselves; for older ones the SDK asks the host (elicitation/create)
+// and calls the handler again. The workbench never opens a browser itself
+// while serving: without such a host, the open reports the server as
+// needing a login, with the command to run.
+
+type loginHostKey struct{}
+
+// loginHost is what an open needs to log in through the host.
+type loginHost struct {
+	ss    *mcp.ServerSession
+	retry bool // the host answered this open's input requests: no new ones
+}
+
+// requestStatePrefix starts the request state of an open's input requests.
+const requestStatePrefix = "wb-login-"
 
 // withHost remembers, for the open under way, the host session that asked
-// for it: a host that declared URL-mode elicitation can be asked to show a
-// login page.
-func withHost(ctx context.Context, ss *mcp.ServerSession) context.Context {
+// for it, if it can show a login page.
+func withHost(ctx context.Context, ss *mcp.ServerSession, retry bool) context.Context {
 	if ss == nil {
 		return ctx
 	}
@@ -24,56 +47,157 @@ func withHost(ctx context.Context, ss *mcp.ServerSession) context.Context {
 	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil || p.Capabilities.Elicitation.URL == nil {
 		return ctx
 	}
-	if p.ProtocolVersion >= "2026-07-28" {
-		// From this version a request cannot be sent while serving one
-		// (SEP-2322: multi round-trip requests instead); go-sdk v1.8.0's
-		// tool handlers have no way to return such input requests.
-		return ctx
-	}
-	return context.WithValue(ctx, hostSessionKey{}, ss)
+	return context.WithValue(ctx, loginHostKey{}, &loginHost{ss: ss, retry: retry})
 }
 
-// loginThroughHost handles a server that failed to connect because it
-// needs a login, when the host can show a URL: the authorization URL goes
-// to the user through a URL elicitation, and once the browser's redirect
-// arrives (bounded by [oauth.DefaultLoginTimeout]) the server is connected
-// again. Without such a host nothing happens: the open reports the server
-// as needing a login, with the command to run. The workbench never opens
-// a browser itself while serving.
-func (w *Workbench) loginThroughHost(ctx context.Context, s *downstream.Server, err error) {
-	ss, _ := ctx.Value(hostSessionKey{}).(*mcp.ServerSession)
-	var le *oauth.Error
-	if ss == nil || !errors.As(err, &le) || !le.NeedsLogin() {
-		return
+// pendingLogin is a login whose page went to a host: it waits, bounded by
+// [oauth.DefaultLoginTimeout], for the browser's redirect.
+type pendingLogin struct {
+	server *downstream.Server
+	id     string // the elicitation's id, and its input request's
+	url    string
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the login ended
+	err    error         // why it failed, once done
+}
+
+// logins are the pending logins, by elicitation id; a server has at most
+// one, shared by the opens that need it.
+type logins struct {
+	mu      sync.Mutex
+	pending map[string]*pendingLogin
+}
+
+// start returns the pending login of s, starting it if there is none. It
+// returns once the authorization page is known, or with the error that
+// ended the login before that.
+func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
+	w.logins.mu.Lock()
+	for _, pl := range w.logins.pending {
+		if pl.server == s {
+			w.logins.mu.Unlock()
+			return pl, nil
+		}
 	}
-	id := rand.Text()
-	shown := false
-	_, lerr := oauth.Login(ctx, oauth.LoginOptions{
-		ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
-		Show: func(ctx context.Context, authURL string) error {
-			res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+	if w.logins.pending == nil {
+		w.logins.pending = map[string]*pendingLogin{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), oauth.DefaultLoginTimeout+time.Minute)
+	pl := &pendingLogin{server: s, id: rand.Text(), cancel: cancel, done: make(chan struct{})}
+	w.logins.pending[pl.id] = pl
+	w.logins.mu.Unlock()
+
+	page := make(chan string, 1)
+	go func() {
+		_, err := oauth.Login(ctx, oauth.LoginOptions{
+			ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
+			Show: func(_ context.Context, authURL string) error {
+				page <- authURL
+				return nil
+			},
+		})
+		cancel()
+		pl.err = err
+		close(pl.done)
+		switch {
+		case errors.Is(err, context.Canceled):
+			w.log.Info("login given up", "toolbox", s.Toolbox, "server", s.Name)
+		case err != nil:
+			w.log.Warn("login through the host failed", "toolbox", s.Toolbox, "server", s.Name, "error", err)
+		default:
+			w.log.Info("logged in through the host", "toolbox", s.Toolbox, "server", s.Name)
+		}
+		// The open that waits for it has its pointer; a host that never
+		// came back has no use for it any more.
+		w.logins.mu.Lock()
+		delete(w.logins.pending, pl.id)
+		w.logins.mu.Unlock()
+	}()
+	select {
+	case pl.url = <-page:
+		return pl, nil
+	case <-pl.done:
+		return nil, pl.err
+	}
+}
+
+// loginRequests starts the logins of the servers in need that an open's
+// host can show, and returns the input requests that show their pages, or
+// nil when there are none.
+func (w *Workbench) loginRequests(ctx context.Context, need []*downstream.Server) *mcp.CallToolResult {
+	h, _ := ctx.Value(loginHostKey{}).(*loginHost)
+	if h == nil || h.retry || len(need) == 0 {
+		return nil
+	}
+	reqs := mcp.InputRequestMap{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range need {
+		wg.Go(func() {
+			pl, err := w.startLogin(s)
+			if err != nil {
+				return // the open reports it as needing a login
+			}
+			mu.Lock()
+			reqs[pl.id] = &mcp.ElicitParams{
 				Mode:          "url",
 				Message:       fmt.Sprintf("The MCP server '%s' (toolbox '%s') needs you to log in before its tools can be used.", s.Name, s.Toolbox),
-				URL:           authURL,
-				ElicitationID: id,
-			})
-			if err != nil {
-				return fmt.Errorf("asking the host to show the login page: %w", err)
+				URL:           pl.url,
+				ElicitationID: pl.id,
 			}
-			if res.Action != "accept" {
-				return fmt.Errorf("the login was not accepted (%s)", res.Action)
-			}
-			shown = true
-			return nil
-		},
-	})
-	if shown {
-		_ = ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
+			mu.Unlock()
+		})
 	}
-	if lerr != nil {
-		w.log.Warn("login through the host failed", "toolbox", s.Toolbox, "server", s.Name, "error", lerr)
-		return
+	wg.Wait()
+	if len(reqs) == 0 {
+		return nil
 	}
-	w.log.Info("logged in through the host", "toolbox", s.Toolbox, "server", s.Name)
-	_, _ = s.Connect(ctx)
+	return &mcp.CallToolResult{InputRequests: reqs, RequestState: requestStatePrefix + rand.Text()}
+}
+
+// finishLogins handles the host's answers to an open's input requests: a
+// login the user accepted is waited for (bounded by the login's own
+// timeout and the call), one declined or cancelled is given up. It
+// reports whether the open is a retry of such an open.
+func (w *Workbench) finishLogins(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) bool {
+	if p == nil || !strings.HasPrefix(p.RequestState, requestStatePrefix) {
+		return false
+	}
+	for id, resp := range p.InputResponses {
+		w.logins.mu.Lock()
+		pl := w.logins.pending[id]
+		w.logins.mu.Unlock()
+		if pl == nil {
+			continue // ended already: the open finds out how
+		}
+		if res, ok := resp.(*mcp.ElicitResult); !ok || res.Action != "accept" {
+			w.log.Info("the login was not accepted in the host", "toolbox", pl.server.Toolbox, "server", pl.server.Name)
+			pl.cancel()
+			continue
+		}
+		select {
+		case <-pl.done:
+		case <-ctx.Done():
+			return true
+		}
+		if pl.err == nil && ss != nil && ss.InitializeParams() != nil && ss.InitializeParams().ProtocolVersion < "2026-07-28" {
+			_ = ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
+		}
+	}
+	return true
+}
+
+// cancelLogins gives up every pending login (the workbench is closing).
+func (w *Workbench) cancelLogins() {
+	w.logins.mu.Lock()
+	defer w.logins.mu.Unlock()
+	for _, pl := range w.logins.pending {
+		pl.cancel()
+	}
+}
+
+// needsLogin reports whether err is a server's need of a login.
+func needsLogin(err error) bool {
+	var le *oauth.Error
+	return errors.As(err, &le) && le.NeedsLogin()
 }

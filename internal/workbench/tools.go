@@ -100,7 +100,8 @@ func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*
 	if in.ToolboxName == nil || *in.ToolboxName == "" {
 		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.state.Load().cfg.ToolboxNames(), ", ")), nil
 	}
-	return w.Open(withHost(ctx, req.Session), *in.ToolboxName, in.Refresh), nil
+	retry := w.finishLogins(ctx, req.Session, req.Params)
+	return w.Open(withHost(ctx, req.Session, retry), *in.ToolboxName, in.Refresh), nil
 }
 
 // Open is open_toolbox: it starts the toolbox's servers that are not
@@ -137,6 +138,8 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 		}
 	}
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var needLogin []*downstream.Server
 	for _, s := range tb.servers {
 		if s.Config().Disabled {
 			continue
@@ -148,14 +151,19 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 			} else {
 				_, err = s.Connect(ctx)
 			}
-			if err != nil {
-				w.loginThroughHost(ctx, s, err)
+			if needsLogin(err) {
+				mu.Lock()
+				needLogin = append(needLogin, s)
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
+	}
+	if res := w.loginRequests(ctx, needLogin); res != nil {
+		return res, false, nil // the host shows the login pages and opens again
 	}
 	views := make([]serverView, len(tb.servers))
 	for i, s := range tb.servers {

@@ -56,6 +56,8 @@ type Workbench struct {
 	// lock, and a reload swaps it whole.
 	state atomic.Pointer[state]
 
+	logins logins // logins whose pages went to a host
+
 	mu      sync.Mutex // serializes reloads and Close; guards what follows
 	closed  bool
 	servers []*mcp.Server // the MCP servers of the host sessions, to update on reload
@@ -163,6 +165,7 @@ func (w *Workbench) Close() {
 		return
 	}
 	w.closed = true
+	w.cancelLogins()
 	var wg sync.WaitGroup
 	for _, tb := range w.state.Load().toolboxes {
 		for _, s := range tb.servers {
