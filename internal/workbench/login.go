@@ -54,11 +54,22 @@ func withHost(ctx context.Context, ss *mcp.ServerSession, retry bool) context.Co
 // [oauth.DefaultLoginTimeout], for the browser's redirect.
 type pendingLogin struct {
 	server *downstream.Server
-	id     string // the elicitation's id, and its input request's
-	url    string
+	id     string        // the elicitation's id, and its input request's
+	url    string        // the authorization page, once shown is closed
+	shown  chan struct{} // closed when the page is known
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the login ended
 	err    error         // why it failed, once done
+}
+
+// page waits for the login's page, or its end.
+func (pl *pendingLogin) page() (string, error) {
+	select {
+	case <-pl.shown:
+		return pl.url, nil
+	case <-pl.done:
+		return "", pl.err
+	}
 }
 
 // logins are the pending logins, by elicitation id; a server has at most
@@ -68,7 +79,7 @@ type logins struct {
 	pending map[string]*pendingLogin
 }
 
-// start returns the pending login of s, starting it if there is none. It
+// startLogin returns the pending login of s, starting it if there is none. It
 // returns once the authorization page is known, or with the error that
 // ended the login before that.
 func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
@@ -76,23 +87,26 @@ func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
 	for _, pl := range w.logins.pending {
 		if pl.server == s {
 			w.logins.mu.Unlock()
-			return pl, nil
+			_, err := pl.page()
+			return pl, err
 		}
 	}
 	if w.logins.pending == nil {
 		w.logins.pending = map[string]*pendingLogin{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), oauth.DefaultLoginTimeout+time.Minute)
-	pl := &pendingLogin{server: s, id: rand.Text(), cancel: cancel, done: make(chan struct{})}
+	pl := &pendingLogin{server: s, id: rand.Text(), shown: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
 	w.logins.pending[pl.id] = pl
 	w.logins.mu.Unlock()
 
-	page := make(chan string, 1)
 	go func() {
 		_, err := oauth.Login(ctx, oauth.LoginOptions{
 			ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
 			Show: func(_ context.Context, authURL string) error {
-				page <- authURL
+				if pl.url == "" { // shown once
+					pl.url = authURL
+					close(pl.shown)
+				}
 				return nil
 			},
 		})
@@ -113,12 +127,8 @@ func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
 		delete(w.logins.pending, pl.id)
 		w.logins.mu.Unlock()
 	}()
-	select {
-	case pl.url = <-page:
-		return pl, nil
-	case <-pl.done:
-		return nil, pl.err
-	}
+	_, err := pl.page()
+	return pl, err
 }
 
 // loginRequests starts the logins of the servers in need that an open's
@@ -138,11 +148,12 @@ func (w *Workbench) loginRequests(ctx context.Context, need []*downstream.Server
 			if err != nil {
 				return // the open reports it as needing a login
 			}
+			url, _ := pl.page()
 			mu.Lock()
 			reqs[pl.id] = &mcp.ElicitParams{
 				Mode:          "url",
 				Message:       fmt.Sprintf("The MCP server '%s' (toolbox '%s') needs you to log in before its tools can be used.", s.Name, s.Toolbox),
-				URL:           pl.url,
+				URL:           url,
 				ElicitationID: pl.id,
 			}
 			mu.Unlock()
