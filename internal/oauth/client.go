@@ -297,7 +297,9 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		if bearerParam(challenges, "error") != "insufficient_scope" {
 			return nil // not an authorization matter: the transport reports it as it is
 		}
-		return c.needsLogin("the server asks for more scopes than the login granted ("+bearerParam(challenges, "scope")+")", nil)
+		// A login asks for the scopes the server advertises, or for the
+		// entry's oauth.scopes: the ones asked for now must be listed there.
+		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q); list them in the entry's oauth.scopes, then log in again", bearerParam(challenges, "scope")), nil)
 	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if sent == "" && !hasBearer(challenges) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,34 @@ func TestLoginWithConfiguredMetadata(t *testing.T) {
 	got, err := call(t, s, oauth.NewClient("", "dev", s))
 	if err != nil || got != "you are logged in" {
 		t.Fatalf("call after login = %q, %v", got, err)
+	}
+}
+
+// TestStepUpScopes: a server that asks for a scope its login did not get
+// (403 insufficient_scope) is reported as needing a login, with the scopes
+// to list in oauth.scopes; with them listed, the next login gets them.
+func TestStepUpScopes(t *testing.T) {
+	home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{StepUpScope: "admin"})
+	s := remote(srv.URL, config.HTTP)
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err := call(t, s, oauth.NewClient("", "dev", s))
+	if !isNeedsLogin(err) || !strings.Contains(err.Error(), `scopes the login was not granted ("tools admin"); list them in the entry's oauth.scopes`) ||
+		!strings.Contains(err.Error(), "run `mcp-workbench login dev linear`") {
+		t.Fatalf("call with too few scopes: err = %v", err)
+	}
+
+	s.OAuth = &config.OAuth{Scopes: "tools admin offline_access"}
+	res, err := login(t, s, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(res.Scopes, "admin") {
+		t.Errorf("login with oauth.scopes granted %v", res.Scopes)
+	}
+	if got, err := call(t, s, oauth.NewClient("", "dev", s)); err != nil || got != "you are logged in" {
+		t.Fatalf("call after the login with the scope = %q, %v", got, err)
 	}
 }

@@ -71,6 +71,9 @@ type Options struct {
 	// none, and the authorization server's metadata is only at
 	// Server.MetadataURL, not at a well-known address.
 	NoDiscovery bool
+	// StepUpScope, if set, is a scope the MCP server needs beyond those it
+	// advertises: a token without it gets 403 insufficient_scope naming it.
+	StepUpScope string
 }
 
 // Server is a protected MCP server and its authorization server.
@@ -84,6 +87,7 @@ type Server struct {
 	clients map[string][]string // client id → redirect URIs
 	codes   map[string]grant
 	access  map[string]time.Time // access token → expiry
+	scopes  map[string]string    // access or refresh token → the scopes granted
 	refresh map[string]string    // refresh token → client id
 
 	Logins, Refreshes, Registrations, Calls atomic.Int32
@@ -92,7 +96,7 @@ type Server struct {
 }
 
 type grant struct {
-	client, redirect, challenge string
+	client, redirect, challenge, scope string
 }
 
 // Start starts both servers on 127.0.0.1 and stops them when the test ends.
@@ -101,7 +105,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.TokenTTL == 0 {
 		o.TokenTTL = time.Hour
 	}
-	s := &Server{o: o, clients: map[string][]string{}, codes: map[string]grant{}, access: map[string]time.Time{}, refresh: map[string]string{}}
+	s := &Server{o: o, clients: map[string][]string{}, codes: map[string]grant{}, access: map[string]time.Time{}, scopes: map[string]string{}, refresh: map[string]string{}}
 	if o.ClientID != "" {
 		s.clients[o.ClientID] = nil // any loopback redirect
 	}
@@ -167,6 +171,17 @@ func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handl
 	}
 	protected := auth.RequireBearerToken(s.verify, opts)(mcpHandler)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" && s.o.StepUpScope != "" {
+			tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			s.mu.Lock()
+			scope, live := s.scopes[tok]
+			s.mu.Unlock()
+			if live && !slices.Contains(strings.Fields(scope), s.o.StepUpScope) {
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="tools %s"`, s.o.StepUpScope))
+				http.Error(w, "insufficient scope", http.StatusForbidden)
+				return
+			}
+		}
 		if r.URL.Path == "/mcp" {
 			protected.ServeHTTP(w, r)
 			return
@@ -278,7 +293,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := rand.Text()
 	s.mu.Lock()
-	s.codes[code] = grant{client: client, redirect: redirect, challenge: q.Get("code_challenge")}
+	s.codes[code] = grant{client: client, redirect: redirect, challenge: q.Get("code_challenge"), scope: q.Get("scope")}
 	s.mu.Unlock()
 	state := q.Get("state")
 	if s.o.WrongState {
@@ -306,6 +321,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var scope string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		g, ok := s.codes[r.PostForm.Get("code")]
@@ -316,6 +332,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.Logins.Add(1)
+		scope = g.scope
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		if s.refresh[rt] != client {
@@ -323,16 +340,21 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		delete(s.refresh, rt) // rotation: a refresh token works once
+		scope = s.scopes[rt]
 		s.Refreshes.Add(1)
 	default:
 		writeJSON(w, 400, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
 	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
+	if scope == "" {
+		scope = "tools offline_access"
+	}
 	s.access[access] = time.Now().Add(s.o.TokenTTL)
 	s.refresh[refresh] = client
+	s.scopes[access], s.scopes[refresh] = scope, scope
 	writeJSON(w, 200, map[string]any{
 		"access_token": access, "token_type": "Bearer", "refresh_token": refresh,
-		"expires_in": int(s.o.TokenTTL / time.Second), "scope": "tools offline_access",
+		"expires_in": int(s.o.TokenTTL / time.Second), "scope": scope,
 	})
 }
