@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -190,6 +191,84 @@ func TestMemoryServer(t *testing.T) {
 	text, isErr = callTool(t, cs, "use_tool", use("knowledge", "memory", "search_nodes", map[string]any{"query": 42}))
 	if !isErr || !strings.Contains(text, "/query: got number, want string") {
 		t.Errorf("invalid arguments were not refused with their path: %v %s", isErr, text)
+	}
+}
+
+// TestEverythingServerThroughTheRelay drives the official everything
+// server through use_tool's relay: content kinds beside text (an image, resource
+// links) reach the host unchanged, progress comes under the host's token,
+// a call the host cancels ends at once and the session goes on.
+func TestEverythingServerThroughTheRelay(t *testing.T) {
+	bin := fakeserver.NPMServer(t, "mcp-server-everything")
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"demo": map[string]any{"description": "everything", "mcpServers": map[string]any{"everything": map[string]any{"command": bin}}},
+	}})
+	var mu sync.Mutex
+	var progress []string
+	cs, _ := runInProcessWith(t, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprintf("%v:%v/%v", req.Params.ProgressToken, req.Params.Progress, req.Params.Total))
+			mu.Unlock()
+		},
+	}, "--config", cfg)
+	if text, isErr := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "demo"}); isErr || !strings.Contains(text, `"name":"trigger-long-running-operation"`) {
+		t.Fatalf("open: %v %s", isErr, text)
+	}
+
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "use_tool", Arguments: use("demo", "everything", "get-tiny-image", map[string]any{})})
+	if err != nil || res.IsError {
+		t.Fatalf("get-tiny-image: %v %+v", err, res)
+	}
+	var image *mcp.ImageContent
+	for _, c := range res.Content {
+		if ic, ok := c.(*mcp.ImageContent); ok {
+			image = ic
+		}
+	}
+	if image == nil || image.MIMEType != "image/png" || len(image.Data) == 0 {
+		t.Errorf("get-tiny-image's image did not come through: %+v", res.Content)
+	}
+	res, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "use_tool", Arguments: use("demo", "everything", "get-resource-links", map[string]any{"count": 2})})
+	if err != nil || res.IsError {
+		t.Fatalf("get-resource-links: %v %+v", err, res)
+	}
+	links := 0
+	for _, c := range res.Content {
+		if _, ok := c.(*mcp.ResourceLink); ok {
+			links++
+		}
+	}
+	if links != 2 {
+		t.Errorf("%d resource links came through, want 2: %+v", links, res.Content)
+	}
+
+	params := &mcp.CallToolParams{Name: "use_tool", Arguments: use("demo", "everything", "trigger-long-running-operation", map[string]any{"duration": 0.4, "steps": 4})}
+	params.SetProgressToken("op-1")
+	res, err = cs.CallTool(ctxT(t), params)
+	if err != nil || res.IsError {
+		t.Fatalf("trigger-long-running-operation: %v %+v", err, res)
+	}
+	fakeserver.Eventually(t, "the progress notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(progress) == 4
+	})
+	mu.Lock()
+	if got := strings.Join(progress, " "); got != "op-1:1/4 op-1:2/4 op-1:3/4 op-1:4/4" {
+		t.Errorf("progress = %s", got)
+	}
+	mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctxT(t))
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("demo", "everything", "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 3})})
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Errorf("the cancelled call: err %v after %v", err, time.Since(start))
+	}
+	if text, isErr := callTool(t, cs, "use_tool", use("demo", "everything", "echo", map[string]any{"message": "still here"})); isErr || !strings.Contains(text, "still here") {
+		t.Errorf("a call after the cancelled one: %v %s", isErr, text)
 	}
 }
 
