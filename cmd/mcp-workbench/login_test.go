@@ -40,7 +40,7 @@ func TestLoginCheckCallLogout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("login (%d):\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Logged in to dev/linear.", "issuer   " + srv.Issuer, "scopes   tools", "registered for this login", "refreshed automatically"} {
+	for _, want := range []string{"Logged in to dev/linear.", "issuer   " + srv.Issuer, "scopes   offline_access tools", "registered for this login", "refreshed automatically"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("login's report lacks %q:\n%s", want, out)
 		}

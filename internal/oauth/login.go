@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,6 +182,8 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	if granted, ok := got.tok.Extra("scope").(string); ok && granted != "" {
 		rec.Scopes = strings.Fields(granted)
 	}
+	rec.Scopes = slices.Clone(rec.Scopes)
+	slices.Sort(rec.Scopes) // the order scopes were asked in is not always the same
 	registered := hcfg.PreregisteredClient == nil
 	if registered {
 		rec.ClientSecret = got.cfg.ClientSecret // issued by the registration
