@@ -280,6 +280,37 @@ func (s *Server) startDialLocked() *dial {
 	return d
 }
 
+// Join starts the server if it is neither running nor starting, and
+// returns a wait for that start: the running server's tools, or the
+// outcome of the start under way when Join was called, shared with every
+// other caller of it, even one that waits after it ended.
+func (s *Server) Join() func(context.Context) (*ToolSet, error) {
+	if s.cfg.Disabled {
+		return func(context.Context) (*ToolSet, error) { return nil, errDisabled }
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		err := s.closeErr
+		return func(context.Context) (*ToolSet, error) { return nil, err }
+	}
+	if c := s.live; c != nil {
+		return func(context.Context) (*ToolSet, error) { return c.tools.Load(), nil }
+	}
+	d := s.startDialLocked()
+	return func(ctx context.Context) (*ToolSet, error) {
+		select {
+		case <-d.done:
+			if d.err != nil {
+				return nil, d.err
+			}
+			return d.conn.tools.Load(), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // StartInBackground starts the server if it is neither running nor
 // starting, and returns at once. A failed start is forgotten, as any
 // other: the next call or open tries again.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // lineHost is a host that writes and reads the stdio transport's lines by
@@ -409,6 +410,21 @@ func TestFirstUseOfAFailingToolboxTriesOnce(t *testing.T) {
 	}
 	if n := strings.Count(e.logs.String(), `msg="could not start"`); n != 1 {
 		t.Errorf("the failure was logged %d times, want once", n)
+	}
+}
+
+// TestFirstUseWaitsOnlyForItsServer: the first use_tool of a toolbox
+// opens it, and waits for the server it calls, not for another server of
+// the toolbox that hangs at start.
+func TestFirstUseWaitsOnlyForItsServer(t *testing.T) {
+	e := newEnv(t)
+	hang := strings.Replace(fake("b", fakeserver.EnvHangInit, "1"), `"maxRetries": 0`, `"maxRetries": 0, "connectionTimeoutMs": 600000`, 1)
+	_, cs := e.workbench(fmt.Sprintf(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": %s, "b": %s}}}}`, fake("a"), hang))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("dev", "a", "echo", map[string]any{"text": "hi"})})
+	if err != nil || res.IsError {
+		t.Fatalf("the first use of a toolbox with a server that hangs: %v %+v", err, res)
 	}
 }
 

@@ -79,23 +79,28 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 	if tb.opened.Load() {
 		return s.Start(ref.Tool, args, progress, done)
 	}
-	// The toolbox's first use opens it, as open_toolbox would, then calls.
-	ctx, cancelOpen := context.WithCancel(context.Background())
+	// The toolbox's first use opens it, as open_toolbox would, in the
+	// background; the call waits only for its own server, whose start the
+	// open shares: another server of the toolbox that is slow or broken
+	// does not hold it up.
+	started := s.Join()
+	if tb.opening.CompareAndSwap(false, true) {
+		go func() {
+			_, _, _ = w.openCached(context.Background(), tb, false)
+			tb.opening.Store(false)
+		}()
+	}
+	ctx, cancelCall := context.WithCancel(context.Background())
 	go func() {
-		defer cancelOpen()
-		_, cached, err := w.openCached(ctx, tb, false)
-		if err != nil {
-			done(nil, err)
-			return
-		}
-		if st := s.State(); st.Status == downstream.StatusError && !cached {
-			done(nil, st.Err) // the open just tried it, with its retries
+		defer cancelCall()
+		if _, err := started(ctx); err != nil {
+			done(nil, err) // its start failed, after its retries
 			return
 		}
 		res, err := s.Call(ctx, ref.Tool, args, progress)
 		done(res, err)
 	}()
-	return cancelOpen
+	return cancelCall
 }
 
 // result is the result object for a call's outcome: the server's result,

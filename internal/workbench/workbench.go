@@ -76,7 +76,8 @@ type toolbox struct {
 	cfg     *config.Toolbox
 	servers []*downstream.Server // in file order, disabled ones included
 
-	opened atomic.Bool // open_toolbox (or a use_tool) has opened it once
+	opened  atomic.Bool // open_toolbox (or a use_tool) has opened it once
+	opening atomic.Bool // a use_tool is opening it in the background
 }
 
 func (tb *toolbox) server(name string) *downstream.Server {
