@@ -201,7 +201,7 @@ func TestMemoryServer(t *testing.T) {
 func TestEverythingServerThroughTheRelay(t *testing.T) {
 	bin := fakeserver.NPMServer(t, "mcp-server-everything")
 	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
-		"demo": map[string]any{"description": "everything", "mcpServers": map[string]any{"everything": map[string]any{"command": bin}}},
+		"demo": map[string]any{"description": "everything", "mcpServers": map[string]any{"everything": map[string]any{"command": bin, "requestTimeoutMs": 10000}}},
 	}})
 	var mu sync.Mutex
 	var progress []string
@@ -269,6 +269,13 @@ func TestEverythingServerThroughTheRelay(t *testing.T) {
 	}
 	if text, isErr := callTool(t, cs, "use_tool", use("demo", "everything", "echo", map[string]any{"message": "still here"})); isErr || !strings.Contains(text, "still here") {
 		t.Errorf("a call after the cancelled one: %v %s", isErr, text)
+	}
+
+	// The call command with arguments typed over several lines: the
+	// server, which reads lines, gets them as one.
+	code, out, errOut := runCmd(t, "{\n  \"message\": \"typed\"\n}\n", "call", "--config", cfg, "demo", "everything", "echo", "-")
+	if code != 0 || !strings.Contains(out, "typed") {
+		t.Errorf("call with arguments over several lines (%d):\n%s\n%s", code, out, errOut)
 	}
 }
 

@@ -39,6 +39,14 @@ func relayKeyOf(raw json.RawMessage) ([]byte, bool) {
 // connection has ended or is stopping for idleness: the call may go to a
 // new connection.
 func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+	if bytes.ContainsAny(args, "\r\n") {
+		// A frame is one line: arguments written over several lines (by
+		// the call command, or a Go caller) are put on one.
+		var b bytes.Buffer
+		if err := json.Compact(&b, args); err == nil {
+			args = b.Bytes()
+		}
+	}
 	key := relayKey(tokenSeq.Add(1))
 	call := &inflight{progress: progress, done: done}
 	timeout := c.s.cfg.RequestTimeout
