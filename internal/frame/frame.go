@@ -185,6 +185,11 @@ func Parse(line []byte, m *Message) error {
 	}
 	if isNull(id) {
 		m.ID = nil
+		if m.Method != "" {
+			// JSON-RPC allows it, MCP does not; and a request without an id
+			// would get no answer.
+			return &ParseError{Code: CodeInvalidRequest, Msg: "a request's id must be a string or a number, not null"}
+		}
 	}
 	switch {
 	case m.JSONRPC != "2.0":

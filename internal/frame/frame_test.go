@@ -62,6 +62,8 @@ func TestParse(t *testing.T) {
 		{`42`, CodeInvalidRequest, "", ""},
 		{`{"jsonrpc":"1.0","id":9,"method":"ping"}`, CodeInvalidRequest, "9", ""},
 		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, CodeInvalidRequest, "", ""},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}`, 0, "", "notification"},
 		{`{"jsonrpc":"2.0","id":9}`, CodeInvalidRequest, "9", ""},
 		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "", ""},
 		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"\u00zz"}}`, CodeParseError, "", ""},

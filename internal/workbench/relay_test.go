@@ -349,6 +349,7 @@ func TestBadLinesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7}`, -32600, "7"},
 		{`{"id":8,"method":"ping"}`, -32600, "8"},
 		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, -32600, "null"},
 	} {
 		h.send(c.line)
 		var line json.RawMessage
@@ -374,8 +375,8 @@ func TestBadLinesGetErrorsAndTheSessionGoesOn(t *testing.T) {
 	if text, isErr := resultText(t, decodeResponse(t, h.response(`"use"`)).Result); isErr {
 		t.Errorf("use_tool after bad lines: %s", text)
 	}
-	if n := strings.Count(e.logs.String(), "level=ERROR msg=\"the host sent a message that is not valid JSON-RPC"); n != 7 {
-		t.Errorf("%d bad lines logged at error level, want 7", n)
+	if n := strings.Count(e.logs.String(), "level=ERROR msg=\"the host sent a message that is not valid JSON-RPC"); n != 8 {
+		t.Errorf("%d bad lines logged at error level, want 8", n)
 	}
 }
 
