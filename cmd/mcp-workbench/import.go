@@ -146,7 +146,7 @@ func writeNew(opts importOptions, data []byte) error {
 	if opts.force {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	}
-	f, err := os.OpenFile(opts.out, flags, 0o644)
+	f, err := os.OpenFile(opts.out, flags, 0o600) // it holds the servers' env and headers
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s already exists: give --force to overwrite it, or --out FILE to write another file", opts.out)
 	}

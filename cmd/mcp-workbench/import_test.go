@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,8 +237,12 @@ func TestImportDefaultOut(t *testing.T) {
 		t.Fatalf("exit status %d\nstderr: %s", code, stderr)
 	}
 	want := filepath.Join(dir, config.DefaultPath)
-	if _, err := os.Stat(want); err != nil {
+	info, err := os.Stat(want)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+		t.Errorf("the configuration, which holds env and header values, has mode %04o, want 0600", info.Mode().Perm())
 	}
 	if !strings.Contains(stdout, want) {
 		t.Errorf("stdout lacks the absolute path %s:\n%s", want, stdout)
@@ -394,5 +400,34 @@ func TestValidateWarnsOfTODO(t *testing.T) {
 	}
 	if want := `level=WARN msg="configuration: toolboxes.all.description: still a TODO`; strings.Count(stderr, want) != 1 {
 		t.Errorf("stderr does not warn once of the TODO description:\n%s", stderr)
+	}
+}
+
+// TestImportNamesWithDollarBraces: a host's server named with "${" keeps
+// its name: the workbench expands ${VAR} in keys, so import escapes it,
+// and the file it writes loads.
+func TestImportNamesWithDollarBraces(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "host.json")
+	if err := os.WriteFile(src, []byte(`{"mcpServers":{"a b/c":{"command":"x"},"${weird}":{"command":"y"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "wb.json")
+	code, _, stderr := runImportCmd(t, src, "--out", out)
+	if code != 0 {
+		t.Fatalf("import (%d): %s", code, stderr)
+	}
+	cfg, err := config.LoadWith(out, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("the imported configuration does not load: %v", err)
+	}
+	var names []string
+	for _, tb := range cfg.Toolboxes {
+		for _, s := range tb.Servers {
+			names = append(names, s.Name)
+		}
+	}
+	if !slices.Contains(names, "${weird}") || !slices.Contains(names, "a b/c") {
+		t.Errorf("servers after import: %q", names)
 	}
 }

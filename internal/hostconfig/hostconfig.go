@@ -214,9 +214,9 @@ func Render(boxes []Toolbox) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n  \"$schema\": %s,\n  \"toolboxes\": {\n", QuoteJSON(schemaURL))
 	for i, tb := range boxes {
-		fmt.Fprintf(&b, "    %s: {\n      \"description\": %s,\n      \"mcpServers\": {\n", QuoteJSON(tb.Name), QuoteJSON(tb.Description))
+		fmt.Fprintf(&b, "    %s: {\n      \"description\": %s,\n      \"mcpServers\": {\n", quoteName(tb.Name), quoteName(tb.Description))
 		for j, s := range tb.Servers {
-			fmt.Fprintf(&b, "        %s: ", QuoteJSON(s.As))
+			fmt.Fprintf(&b, "        %s: ", quoteName(s.As))
 			if err := json.Indent(&b, s.Entry, "        ", "  "); err != nil {
 				b.Write(s.Entry) // cannot happen: the whole file was valid JSON
 			}
@@ -237,6 +237,13 @@ func comma(i, n int) string {
 
 // QuoteJSON renders s as a JSON string. HTML characters are kept as they
 // are: the file is read by people and the workbench, never by a browser.
+// quoteName is a toolbox or server name (or a description that names
+// them) as JSON. The workbench expands ${VAR} in keys and values: a "${"
+// of the name's own is written "$${", its escape.
+func quoteName(name string) string {
+	return QuoteJSON(strings.ReplaceAll(name, "${", "$${"))
+}
+
 func QuoteJSON(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
