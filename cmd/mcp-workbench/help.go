@@ -16,7 +16,8 @@ Usage:
   mcp-workbench [COMMAND] [FLAGS] [ARGUMENTS]
 
 Commands:
-` + commandList() + globalFlagsHelp + `  --version           print the version
+` + commandList() + globalFlagsHelp + `
+mcp-workbench --version prints the version, as mcp-workbench version does.
 
 Run mcp-workbench help COMMAND (or COMMAND --help) for a command's flags and arguments.
 
