@@ -19,6 +19,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	sj "github.com/segmentio/encoding/json"
 )
@@ -311,13 +312,38 @@ func Explain(err error) string {
 		if te.Field != "" {
 			where = fmt.Sprintf(" at %q", te.Field)
 		}
-		return fmt.Sprintf("expected %s%s, got %s", jsonKind(te.Type.Kind().String()), where, te.Value)
+		return fmt.Sprintf("expected %s%s, got %s", jsonKind(te.Type.Kind().String()), where, kindOf(te.Value))
 	}
 	var se *sj.SyntaxError
 	if errors.As(err, &se) {
 		return "not valid JSON: " + se.Error()
 	}
 	return err.Error()
+}
+
+// kindOf names the kind of the JSON value that raw starts with (the
+// decoder's error holds the rest of the input from the value on).
+func kindOf(raw string) string {
+	if u, err := strconv.Unquote(raw); err == nil {
+		raw = u // segmentio's error quotes it
+	}
+	raw = strings.TrimLeft(raw, " \t\r\n")
+	if raw == "" {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "true or false"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 func jsonKind(goKind string) string {

@@ -184,3 +184,19 @@ func TestIDKey(t *testing.T) {
 		}
 	}
 }
+
+func TestExplainNamesKinds(t *testing.T) {
+	var in struct {
+		Name *string `json:"toolbox_name"`
+		On   bool    `json:"refresh"`
+	}
+	for doc, want := range map[string]string{
+		`{"toolbox_name":5}`:                   `expected a string at "toolbox_name", got a number`,
+		`{"refresh":"yes"}`:                    `expected true or false at "refresh", got a string`,
+		`{"toolbox_name":{"a":1},"refresh":1}`: `expected a string at "toolbox_name", got an object`,
+	} {
+		if got := Explain(Unmarshal([]byte(doc), &in)); got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
+	}
+}

@@ -153,13 +153,13 @@ func parseUseInput(input json.RawMessage) (toolRef, json.RawMessage, error) {
 	var ref toolRef
 	input = bytes.TrimSpace(input)
 	if len(input) == 0 || string(input) == "null" {
-		return ref, nil, errors.New("missing " + refShape)
+		return ref, nil, errors.New(`"tool" is missing; ` + refShape)
 	}
 	if input[0] != '{' || frame.Unmarshal(input, &in) != nil {
 		return ref, nil, errors.New(`takes a JSON object {"tool": {"toolbox", "server", "tool"}, "arguments": {...}}`)
 	}
 	if len(in.Tool) == 0 || string(in.Tool) == "null" {
-		return ref, nil, errors.New("missing " + refShape)
+		return ref, nil, errors.New(`"tool" is missing; ` + refShape)
 	}
 	if in.Tool[0] != '{' || frame.Unmarshal(in.Tool, &ref) != nil {
 		return ref, nil, errors.New(refShape)

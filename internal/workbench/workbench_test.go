@@ -446,7 +446,7 @@ func TestUseTool(t *testing.T) {
 		{use("dev", "b", "add", []int{1}), `Cannot call tool 'add' in server 'b' (toolbox 'dev'): "arguments" must be a JSON object`},
 		{map[string]any{"tool": map[string]string{"toolbox": "dev", "tool": "echo"}}, "use_tool: the tool identifier needs a non-empty server"},
 		{map[string]any{"tool": "dev/a/echo"}, `use_tool: "tool" must be an object {"toolbox": "...", "server": "...", "tool": "..."}`},
-		{map[string]any{}, `use_tool: missing "tool" must be an object`},
+		{map[string]any{}, `use_tool: "tool" is missing; "tool" must be an object`},
 	}
 	for _, r := range refusals {
 		text, isErr := call(t, cs, "use_tool", r.args)
