@@ -405,3 +405,15 @@ func TestTODODescriptionWarns(t *testing.T) {
 		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
 	}
 }
+
+// TestByteOrderMark: a file an editor saved with a UTF-8 byte order mark
+// loads (a configuration, and a host's file for import).
+func TestByteOrderMark(t *testing.T) {
+	doc := "\xEF\xBB\xBF" + `{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "x"}}}}}`
+	if _, err := Parse([]byte(doc), env(nil)); err != nil {
+		t.Errorf("configuration with a BOM: %v", err)
+	}
+	if _, err := ReadDocument([]byte("\xEF\xBB\xBF" + `{"mcpServers": {}}`)); err != nil {
+		t.Errorf("host file with a BOM: %v", err)
+	}
+}

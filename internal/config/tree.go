@@ -54,6 +54,9 @@ func (n *node) get(key string) *node {
 // decodeTree reads exactly one JSON value from data. Duplicate keys in an
 // object are reported (the last one would silently win otherwise).
 func decodeTree(data []byte) (*node, []Problem, error) {
+	// Editors on Windows (Notepad among them) may start a UTF-8 file with
+	// a byte order mark, which is not JSON.
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var dups []Problem
