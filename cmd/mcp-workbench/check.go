@@ -150,6 +150,10 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 		fmt.Fprintf(stdout, "%d of %d server(s) failed to start.\n", failed, total)
 		return &exitError{code: 1}
 	}
+	if total == 0 {
+		fmt.Fprintln(stdout, "No server to start: every server is disabled.")
+		return nil
+	}
 	fmt.Fprintf(stdout, "All %d server(s) started.\n", total)
 	return nil
 }

@@ -517,6 +517,18 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestCheckAllDisabled: check of a configuration whose servers are all
+// disabled says so, rather than that all 0 started.
+func TestCheckAllDisabled(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"a": map[string]any{"command": "x", "disabled": true}}},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "No server to start: every server is disabled.") || strings.Contains(out, "All 0") {
+		t.Errorf("check (%d):\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestCall(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
 		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{

@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -185,8 +186,12 @@ func (w *Workbench) Instructions() string {
 		where := "the workbench configuration file"
 		if st.cfg.Path != "" {
 			where = st.cfg.Path
+			if abs, err := filepath.Abs(where); err == nil {
+				where = abs
+			}
 		}
-		return "No toolboxes configured.\n\nTo add one, put it under \"toolboxes\" in " + where + " and restart the workbench."
+		return "No toolboxes configured.\n\nTo add one, put it under \"toolboxes\" in " + where +
+			"; the workbench picks the change up without a restart, and open_toolbox's description then lists it."
 	}
 	var b strings.Builder
 	b.WriteString("Available Toolboxes:\n")
