@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -138,6 +139,10 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 					reason = o.err.Error()
 				}
 				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
+			}
+			var loginErr *oauth.Error
+			if o := results[s]; st.Status != downstream.StatusConnected && (o == nil || !errors.As(o.err, &loginErr)) {
+				continue // it failed for another reason, which its error says: a login hint would mislead
 			}
 			if line := oauth.Status(cfg.Path, name, s.Config(), st.Status == downstream.StatusConnected); line != "" && st.Status != downstream.StatusDisabled {
 				fmt.Fprintf(stdout, "  %-20s login: %s\n", "", line)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -514,6 +516,21 @@ func TestCheck(t *testing.T) {
 	code, _, errOut = runCmd(t, "", "check", "nope", "--config", cfg)
 	if code != 2 || !strings.Contains(errOut, `no toolbox "nope"`) {
 		t.Errorf("check nope: exit %d %s", code, errOut)
+	}
+}
+
+// TestCheckNoLoginHintForOtherFailures: a remote server that fails for a
+// reason other than a login (here a 404: a wrong path) is reported with
+// that reason, and with no hint to log in.
+func TestCheckNoLoginHintForOtherFailures(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	defer ts.Close()
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"r": map[string]any{"type": "http", "url": ts.URL + "/wrongpath", "maxRetries": 0}}},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 1 || !strings.Contains(out, "error") || strings.Contains(out, "login:") {
+		t.Errorf("check (%d):\n%s\n%s", code, out, errOut)
 	}
 }
 
