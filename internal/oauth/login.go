@@ -91,7 +91,12 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	defer cancelProbe()
 	probeReq, probeResp, err := probe(probeCtx, hc, s)
 	if err != nil {
-		return nil, fail("the server did not answer", redactURLError(err))
+		cause := err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			cause = ue.Err // without the URL, which may hold a secret in its query
+		}
+		return nil, fail("the server did not answer: "+cause.Error(), redactURLError(err))
 	}
 	if probeResp.StatusCode != http.StatusUnauthorized && !needsAuth(probeResp) {
 		probeResp.Body.Close()

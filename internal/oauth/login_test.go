@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,5 +236,18 @@ func TestStepUpScopes(t *testing.T) {
 	}
 	if got, err := call(t, s, oauth.NewClient("", "dev", s)); err != nil || got != "you are logged in" {
 		t.Fatalf("call after the login with the scope = %q, %v", got, err)
+	}
+}
+
+// TestLoginToAServerThatIsNotThere says why the server did not answer.
+func TestLoginToAServerThatIsNotThere(t *testing.T) {
+	home(t, "follow")
+	s := remote(fmt.Sprintf("http://127.0.0.1:%d/mcp?key=s3cret-in-query", fakeserver.FreePort(t)), config.HTTP)
+	_, err := login(t, s, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "the server did not answer: dial tcp") || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("login to a closed port: %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "s3cret-in-query") {
+		t.Errorf("the error shows the URL's query: %v", err)
 	}
 }
