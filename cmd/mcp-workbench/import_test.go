@@ -313,8 +313,8 @@ func TestImportErrors(t *testing.T) {
 	}{
 		{"no path", []string{"--out", "OUT"}, 2, []string{"missing PATH", "Usage: mcp-workbench import"}},
 		{"two paths", []string{importFixture("cursor-mcp.json"), importFixture("no-servers.json"), "--out", "OUT"}, 2, []string{`unexpected argument "` + importFixture("no-servers.json") + `"`, "Usage:"}},
-		{"unknown flag", []string{importFixture("cursor-mcp.json"), "--bogus"}, 2, []string{"flag provided but not defined: -bogus", "Usage:"}},
-		{"flag without value", []string{importFixture("cursor-mcp.json"), "--out"}, 2, []string{"flag needs an argument: -out", "Usage:"}},
+		{"unknown flag", []string{importFixture("cursor-mcp.json"), "--bogus"}, 2, []string{"flag provided but not defined: --bogus", "Usage:"}},
+		{"flag without value", []string{importFixture("cursor-mcp.json"), "--out"}, 2, []string{"flag needs an argument: --out", "Usage:"}},
 		{"empty toolbox name", []string{importFixture("cursor-mcp.json"), "--toolbox", " ", "--out", "OUT"}, 2, []string{"--toolbox needs a toolbox name"}},
 		{"empty out", []string{importFixture("cursor-mcp.json"), "--out", ""}, 2, []string{"--out needs a file name"}},
 		{"missing file", []string{missing, "--out", "OUT"}, 1, []string{"mcp-workbench: cannot read the host configuration", missing}},

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, mainUsage())
 		return nil
 	case err != nil:
-		fmt.Fprintf(stderr, "mcp-workbench: %v\n\n%s", err, mainUsage())
+		fmt.Fprintf(stderr, "mcp-workbench: %s\n\n%s", flagError(err), mainUsage())
 		return &exitError{code: 2}
 	case *showVersion:
 		return runVersion(ctx, e, fs.Args())
@@ -156,8 +156,20 @@ func (e *env) usageError(name string, err error) error {
 		fmt.Fprint(e.stdout, c.usage)
 		return nil
 	}
-	fmt.Fprintf(e.stderr, "mcp-workbench: %s: %v\n\n%s", name, err, c.usage)
+	fmt.Fprintf(e.stderr, "mcp-workbench: %s: %s\n\n%s", name, flagError(err), c.usage)
 	return &exitError{code: 2}
+}
+
+// flagError is a command-line error as the help writes flags: the flag
+// package names them with one dash ("-config"), the help with two.
+func flagError(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"not defined: -", "needs an argument: -", "for flag -"} {
+		if i := strings.Index(msg, p); i >= 0 && !strings.HasPrefix(msg[i+len(p):], "-") {
+			msg = msg[:i+len(p)] + "-" + msg[i+len(p):]
+		}
+	}
+	return msg
 }
 
 // logger returns the logger of a command run, writing to stderr through

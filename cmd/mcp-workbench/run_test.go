@@ -29,7 +29,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"-h"}, out: "Commands:\n  serve "},
 		{args: []string{"validate", "--config", cfg}, out: "valid, 1 toolbox(es)"},
 		{args: []string{"validate"}, env: map[string]string{"WORKBENCH_CONFIG": cfg}, out: "fs"},
-		{args: []string{"--bogus"}, code: 2, err: "flag provided but not defined: -bogus"},
+		{args: []string{"--bogus"}, code: 2, err: "flag provided but not defined: --bogus"},
 		{args: []string{"frobnicate"}, code: 2, err: `unknown command "frobnicate"`},
 		{args: []string{"--log-level", "loud", "--config", cfg}, code: 2, err: `unknown log level "loud"`},
 		{args: []string{"--config", missing}, code: 1, err: "not found"},
