@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -125,6 +126,11 @@ func describeStartErr(command string, err error) error {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Errorf("command %q not found in PATH", command)
 	case errors.Is(err, fs.ErrNotExist):
+		if !filepath.IsAbs(command) {
+			if abs, aerr := filepath.Abs(command); aerr == nil {
+				return fmt.Errorf("command %q does not exist (looked for %s: a relative command is taken from the workbench's working directory, which the host chooses; give an absolute path)", command, abs)
+			}
+		}
 		return fmt.Errorf("command %q does not exist", command)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("command %q is not executable (permission denied)", command)
