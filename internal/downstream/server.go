@@ -140,6 +140,11 @@ type Server struct {
 	lastErr  error // why the last connect failed or the last connection ended
 	closed   bool
 	closeErr error // why it was closed: ErrClosed, ErrRemoved, ErrChanged
+	// background counts the goroutines that handle a server's
+	// notifications (a changed tool list): Close waits for them, so that
+	// nothing of the server logs after it. Added to under mu, never once
+	// closed.
+	background sync.WaitGroup
 	// shown is the tool set the last open_toolbox showed of this server
 	// when it came from the catalog, nil when it was the live list; changed
 	// is set when the live list turned out to differ from it (see
@@ -448,6 +453,7 @@ func (s *Server) CloseFor(reason error) {
 	if c != nil {
 		c.end(reason, true)
 	}
+	s.background.Wait()
 }
 
 // conn is one live connection to a server: an MCP session and, for stdio,
@@ -503,7 +509,11 @@ func (s *Server) dialOnce() (*conn, error) {
 		// No roots, sampling or elicitation: the workbench proxies tools only.
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			go c.toolsChanged()
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.closed {
+				s.background.Go(c.toolsChanged)
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.relayProgress(req.Params)
