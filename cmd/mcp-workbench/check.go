@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -140,11 +139,12 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				}
 				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
 			}
-			var loginErr *oauth.Error
-			if o := results[s]; st.Status != downstream.StatusConnected && (o == nil || !errors.As(o.err, &loginErr)) {
-				continue // it failed for another reason, which its error says: a login hint would mislead
+			if st.Status != downstream.StatusConnected {
+				// Its error says why: the login needed and the command, or
+				// another reason, where a login hint would mislead.
+				continue
 			}
-			if line := oauth.Status(cfg.Path, name, s.Config(), st.Status == downstream.StatusConnected); line != "" && st.Status != downstream.StatusDisabled {
+			if line := oauth.Status(cfg.Path, name, s.Config(), true); line != "" {
 				fmt.Fprintf(stdout, "  %-20s login: %s\n", "", line)
 			}
 		}

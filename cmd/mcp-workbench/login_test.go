@@ -32,7 +32,8 @@ func TestLoginCheckCallLogout(t *testing.T) {
 		t.Errorf("validate (%d):\n%s", code, out)
 	}
 	code, out, _ = runCmd(t, "", "check", "--config", cfg)
-	if code != 1 || !strings.Contains(out, "login needed for server 'linear' (toolbox 'dev')") || !strings.Contains(out, cmd) {
+	if code != 1 || !strings.Contains(out, "login needed for server 'linear' (toolbox 'dev')") || !strings.Contains(out, cmd) ||
+		strings.Contains(out, "not logged in") {
 		t.Errorf("check before login (%d):\n%s", code, out)
 	}
 

@@ -381,10 +381,12 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		}
 		var loginErr *oauth.Error
 		if errors.As(err, &loginErr) {
-			// Retrying cannot help, and the SDK's wrapping only hides the
-			// command to run.
-			s.log.Warn("could not start", "error", loginErr)
-			return nil, &connectError{Attempts: attempt, Err: loginErr}
+			// The SDK's wrapping only hides what it says (the command to run).
+			err = loginErr
+			if !loginErr.Transient { // retrying cannot help
+				s.log.Warn("could not start", "error", loginErr)
+				return nil, &connectError{Attempts: attempt, Err: loginErr}
+			}
 		}
 		err = s.redact(err)
 		if err == nil {

@@ -21,8 +21,10 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -66,11 +68,17 @@ type Error struct {
 	Command string
 	Reason  string
 	Err     error
+	// Transient is set when trying again later may work (an authorization
+	// server that did not answer a refresh).
+	Transient bool
 }
 
 func (e *Error) Error() string {
-	if e.Command != "" {
+	switch {
+	case e.Command != "":
 		return fmt.Sprintf("login needed for server '%s' (toolbox '%s'): %s; run `%s`", e.Server, e.Toolbox, e.Reason, e.Command)
+	case e.Transient:
+		return fmt.Sprintf("server '%s' (toolbox '%s'): %s", e.Server, e.Toolbox, e.Reason)
 	}
 	return fmt.Sprintf("login to server '%s' (toolbox '%s') failed: %s", e.Server, e.Toolbox, e.Reason)
 }
@@ -161,8 +169,13 @@ func (c *Client) loadLocked() {
 
 // mismatch says why a stored record does not fit the configuration, or "".
 func mismatch(rec *Record, s *config.Server) string {
-	if o := s.OAuth; o != nil && o.ClientID != "" && o.ClientID != rec.ClientID {
+	o := s.OAuth
+	switch {
+	case o == nil:
+	case o.ClientID != "" && o.ClientID != rec.ClientID:
 		return "the stored login is for another client than oauth.clientId"
+	case o.AuthServerMetadataURL != "" && o.AuthServerMetadataURL != rec.MetadataURL:
+		return "the stored login is from another authorization server than oauth.authServerMetadataUrl names"
 	}
 	return ""
 }
@@ -186,7 +199,15 @@ func (ts *tokenSource) Token() (*oauth2.Token, error) {
 	c := (*Client)(ts)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rec.usable() {
+	// The record may be gone since TokenSource: a Reload, or a refresh
+	// that found the login removed or refused.
+	c.loadLocked()
+	switch {
+	case c.loadErr != nil:
+		return nil, c.needsLogin(c.loadErr.Error(), c.loadErr)
+	case c.rec == nil:
+		return nil, c.needsLogin("the stored login was removed (logout?)", nil)
+	case c.rec.usable():
 		return c.rec.Token, nil
 	}
 	if err := c.refreshLocked(c.rec.Token.AccessToken); err != nil {
@@ -208,7 +229,9 @@ func (c *Client) refreshLocked(seen string) error {
 	defer cancel()
 	release, err := c.store.Lock(ctx, c.cfg.URL)
 	if err != nil {
-		return c.failed("cannot refresh the login", err)
+		e := c.failed("cannot refresh the login: "+err.Error(), err)
+		e.Transient = true
+		return e
 	}
 	defer release()
 	rec, err := c.store.Load(c.cfg.URL)
@@ -242,14 +265,16 @@ func (c *Client) refreshLocked(seen string) error {
 			// Revoked, expired or unknown refresh token: only a login helps.
 			return c.needsLogin("the authorization server refused to refresh the login ("+describeRetrieveError(re)+")", errNoDetail)
 		}
-		return c.failed("refreshing the login: the authorization server did not answer", redactURLError(err))
+		e := c.failed("the authorization server did not answer a refresh of the login: "+describe(err), redactURLError(err))
+		e.Transient = true
+		return e
 	}
 	if tok.RefreshToken == "" {
 		tok.RefreshToken = rec.Token.RefreshToken
 	}
 	rec.Token = tok
 	if err := c.store.Save(rec); err != nil {
-		return c.failed("saving the refreshed login", err)
+		return c.failed("saving the refreshed login: "+err.Error(), err)
 	}
 	c.rec, c.fresh = rec, time.Now()
 	return nil
@@ -297,9 +322,10 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		if bearerParam(challenges, "error") != "insufficient_scope" {
 			return nil // not an authorization matter: the transport reports it as it is
 		}
-		// A login asks for the scopes the server advertises, or for the
-		// entry's oauth.scopes: the ones asked for now must be listed there.
-		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q); list them in the entry's oauth.scopes, then log in again", bearerParam(challenges, "scope")), nil)
+		// Step-up: the next login asks for these scopes besides its own.
+		scopes := bearerParam(challenges, "scope")
+		c.rememberStepUp(strings.Fields(scopes))
+		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q), which the next login asks for", scopes), nil)
 	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if sent == "" && !hasBearer(challenges) {
@@ -317,10 +343,44 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return c.needsLogin("the server asks for an OAuth login and none is stored", nil)
 	case sent == "":
 		return c.needsLogin("the stored login could not be used", nil)
+	case sent != c.rec.Token.AccessToken && c.rec.usable():
+		return nil // refreshed since this request was sent: send it again
 	case time.Since(c.fresh) < freshWindow || time.Since(c.rec.LoggedInAt) < freshWindow:
 		return c.failed("the server refused a token its authorization server issued moments ago (HTTP 401); check the server's resource URL and scopes", nil)
 	}
 	return c.refreshLocked(sent)
+}
+
+// rememberStepUp adds scopes to the stored login's step-up scopes, under
+// the store's lock. Without a stored login there is nothing to add to.
+func (c *Client) rememberStepUp(scopes []string) {
+	if len(scopes) == 0 || c.store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	defer cancel()
+	release, err := c.store.Lock(ctx, c.cfg.URL)
+	if err != nil {
+		return
+	}
+	defer release()
+	rec, err := c.store.Load(c.cfg.URL)
+	if err != nil || rec == nil {
+		return
+	}
+	union := unionScopes(rec.StepUp, scopes)
+	if len(union) == len(rec.StepUp) {
+		return
+	}
+	rec.StepUp = union
+	_ = c.store.Save(rec) // at worst the next 403 says it again
+}
+
+// unionScopes is a and b without repeats, sorted.
+func unionScopes(a, b []string) []string {
+	u := slices.Concat(a, b)
+	slices.Sort(u)
+	return slices.Compact(u)
 }
 
 func hasBearer(cs []oauthex.Challenge) bool {
@@ -410,10 +470,11 @@ func needsAuth(resp *http.Response) bool {
 }
 
 // httpClientFor is the client for discovery and token requests of a server
-// at serverURL. The SDK's discovery protections stay on (no redirects or
-// dials into private or loopback addresses from a public server's
-// metadata), except for a server whose own address is private: there the
-// authorization server may be private too.
+// at serverURL. The SDK's discovery protections stay on (no redirects into
+// private or loopback addresses, no dials into private ones), and a public
+// server's requests do not dial loopback addresses either, which the SDK
+// leaves open for local development. A server whose own address is
+// private or loopback may have its authorization server there too.
 func httpClientFor(serverURL string) *http.Client {
 	base, _ := http.DefaultTransport.(*http.Transport)
 	if base == nil {
@@ -422,11 +483,46 @@ func httpClientFor(serverURL string) *http.Client {
 	t := base.Clone()
 	// A transport without a dialer of its own gets the SDK's checks.
 	t.DialContext = nil
-	if isPrivateHost(serverURL) {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	switch {
+	case isPrivateHost(serverURL):
 		// The SDK leaves the dialing of a transport with its own dialer alone.
-		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		t.DialContext = dialer.DialContext
+	case !proxied(t):
+		// Through a proxy every dial is to the proxy: the SDK checks none.
+		dialer.Control = refuseNonPublic
+		t.DialContext = dialer.DialContext
 	}
 	return &http.Client{Transport: t, Timeout: 60 * time.Second}
+}
+
+// proxied reports whether t sends requests through a proxy.
+func proxied(t *http.Transport) bool {
+	if t.Proxy == nil {
+		return false
+	}
+	u, err := t.Proxy(&http.Request{URL: &url.URL{Scheme: "https", Host: "authorization.example"}})
+	return err == nil && u != nil
+}
+
+var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10") // carrier-grade NAT
+
+// refuseNonPublic is the dial check of a public server's requests: the
+// addresses the SDK's discovery refuses, and loopback.
+func refuseNonPublic(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		host = address
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("refusing to dial %q: not an IP address", host)
+	}
+	ip = ip.Unmap()
+	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsMulticast() || ip.IsUnspecified() || sharedAddressSpace.Contains(ip) {
+		return fmt.Errorf("refusing to dial %s: a public server's authorization may not lead to a private or loopback address", ip)
+	}
+	return nil
 }
 
 func isPrivateHost(serverURL string) bool {

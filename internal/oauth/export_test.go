@@ -8,3 +8,6 @@ func SetFreshWindow(d time.Duration) func() {
 	freshWindow = d
 	return func() { freshWindow = old }
 }
+
+// HTTPClientFor is the client of discovery and token requests of a server.
+var HTTPClientFor = httpClientFor

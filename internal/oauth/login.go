@@ -78,8 +78,12 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	if store == nil {
 		var err error
 		if store, err = DefaultStore(); err != nil {
-			return nil, fail("no place for tokens", err)
+			return nil, fail("no place for tokens: "+err.Error(), err)
 		}
+	}
+	// A folder that cannot take the tokens fails now, not after the browser.
+	if err := store.mkdir(); err != nil {
+		return nil, fail("no place for tokens: "+err.Error(), err)
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -91,12 +95,7 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	defer cancelProbe()
 	probeReq, probeResp, err := probe(probeCtx, hc, s)
 	if err != nil {
-		cause := err
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			cause = ue.Err // without the URL, which may hold a secret in its query
-		}
-		return nil, fail("the server did not answer: "+cause.Error(), redactURLError(err))
+		return nil, fail("the server did not answer: "+describe(err), redactURLError(err))
 	}
 	if probeResp.StatusCode != http.StatusUnauthorized && !needsAuth(probeResp) {
 		probeResp.Body.Close()
@@ -106,16 +105,17 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 		return nil, fail(fmt.Sprintf("the server answered HTTP %d instead of asking for a login (401)", probeResp.StatusCode), nil)
 	}
 
-	var issuer string
+	var issuer, metadataURL string
 	if oc := s.OAuth; oc != nil && oc.AuthServerMetadataURL != "" {
-		hc, issuer, err = pinDiscovery(ctx, hc, s.URL, oc.AuthServerMetadataURL)
+		metadataURL = oc.AuthServerMetadataURL
+		hc, issuer, err = pinDiscovery(ctx, hc, s.URL, metadataURL)
 		if err != nil {
 			probeResp.Body.Close()
-			return nil, fail("the authorization server metadata at oauth.authServerMetadataUrl: "+err.Error(), err)
+			return nil, fail("the authorization server metadata at oauth.authServerMetadataUrl: "+describe(err), err)
 		}
 	} else if issuer, err = discoverIssuer(ctx, hc, s.URL, probeResp); err != nil {
 		probeResp.Body.Close()
-		return nil, fail("authorization server discovery failed: "+err.Error(), err)
+		return nil, fail("authorization server discovery failed: "+describe(err), err)
 	}
 
 	rcv, err := listen(s)
@@ -159,14 +159,25 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 			},
 		}
 	}
-	if oc := s.OAuth; oc != nil && oc.Scopes != "" {
-		scopes := strings.Fields(oc.Scopes)
-		hcfg.ScopeFilter = func([]string) []string { return scopes }
+	// The scopes: the entry's oauth.scopes, else those the server offers;
+	// and those it asked for beyond the last login's (step-up).
+	var stepUp []string
+	if old, err := store.Load(s.URL); err == nil && old != nil && len(old.StepUp) > 0 && mismatch(old, s) == "" {
+		stepUp = unionScopes(old.Scopes, old.StepUp)
+	}
+	hcfg.ScopeFilter = func(offered []string) []string {
+		if oc := s.OAuth; oc != nil && oc.Scopes != "" {
+			offered = strings.Fields(oc.Scopes)
+		}
+		if len(stepUp) == 0 {
+			return offered
+		}
+		return unionScopes(offered, stepUp)
 	}
 	h, err := auth.NewAuthorizationCodeHandler(hcfg)
 	if err != nil {
 		probeResp.Body.Close()
-		return nil, fail("bad OAuth settings", err)
+		return nil, fail("bad OAuth settings: "+describe(err), err)
 	}
 	if err := h.Authorize(ctx, probeReq, probeResp); err != nil {
 		var le *Error
@@ -180,7 +191,7 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	}
 
 	rec := &Record{
-		ServerURL: s.URL, Issuer: issuer,
+		ServerURL: s.URL, Issuer: issuer, MetadataURL: metadataURL,
 		ClientID: got.cfg.ClientID, TokenURL: got.cfg.Endpoint.TokenURL, AuthStyle: got.cfg.Endpoint.AuthStyle,
 		Scopes: got.cfg.Scopes, Token: got.tok, LoggedInAt: time.Now(),
 	}
@@ -195,12 +206,12 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	}
 	release, err := store.Lock(ctx, s.URL)
 	if err != nil {
-		return nil, fail("storing the tokens", err)
+		return nil, fail("storing the tokens: "+err.Error(), err)
 	}
 	err = store.Save(rec)
 	release()
 	if err != nil {
-		return nil, fail("storing the tokens", err)
+		return nil, fail("storing the tokens: "+err.Error(), err)
 	}
 	return &LoginResult{
 		Issuer: issuer, ClientID: rec.ClientID, Registered: registered, Scopes: rec.Scopes,
@@ -230,13 +241,13 @@ func explainAuthorizeError(err error) string {
 		if errors.As(err, &re) {
 			return "the authorization server refused the code (" + describeRetrieveError(re) + ")"
 		}
-		return "exchanging the code for a token failed: " + redactURLError(err).Error()
+		return "exchanging the code for a token failed: " + describe(err)
 	case strings.Contains(msg, "failed to register client"):
-		return "dynamic client registration failed (set oauth.clientId to a client registered beforehand): " + msg
+		return "dynamic client registration failed (set oauth.clientId to a client registered beforehand): " + describe(err)
 	case strings.Contains(msg, "no configured client registration methods"):
 		return "the authorization server offers no dynamic client registration: set oauth.clientId (and oauth.callbackPort) to a client registered with it"
 	}
-	return msg
+	return describe(err)
 }
 
 // probe asks the server, without a token, for what a client would: for

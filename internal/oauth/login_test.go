@@ -196,6 +196,12 @@ func TestLoginWithConfiguredMetadata(t *testing.T) {
 		t.Errorf("login with a metadata address that answers 404: err = %v", err)
 	}
 
+	// Where the configured address sends the workbench is not trusted.
+	s.OAuth.AuthServerMetadataURL = srv.Issuer + "/moved"
+	if _, err := login(t, s, 5*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: it redirects to "+srv.MetadataURL) {
+		t.Errorf("login with a metadata address that redirects: err = %v", err)
+	}
+
 	s.OAuth.AuthServerMetadataURL = srv.MetadataURL
 	res, err := login(t, s, 20*time.Second)
 	if err != nil {
@@ -211,28 +217,30 @@ func TestLoginWithConfiguredMetadata(t *testing.T) {
 }
 
 // TestStepUpScopes: a server that asks for a scope its login did not get
-// (403 insufficient_scope) is reported as needing a login, with the scopes
-// to list in oauth.scopes; with them listed, the next login gets them.
+// (403 insufficient_scope) is reported as needing a login; the next login
+// asks for that scope besides the ones it had, with nothing to configure.
 func TestStepUpScopes(t *testing.T) {
-	home(t, "follow")
+	store := home(t, "follow")
 	srv := oauthtest.Start(t, oauthtest.Options{StepUpScope: "admin"})
 	s := remote(srv.URL, config.HTTP)
 	if _, err := login(t, s, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	_, err := call(t, s, oauth.NewClient("", "dev", s))
-	if !isNeedsLogin(err) || !strings.Contains(err.Error(), `scopes the login was not granted ("tools admin"); list them in the entry's oauth.scopes`) ||
+	if !isNeedsLogin(err) || !strings.Contains(err.Error(), `scopes the login was not granted ("tools admin"), which the next login asks for`) ||
 		!strings.Contains(err.Error(), "run `mcp-workbench login dev linear`") {
 		t.Fatalf("call with too few scopes: err = %v", err)
 	}
+	if rec, err := store.Load(s.URL); err != nil || !slices.Contains(rec.StepUp, "admin") {
+		t.Fatalf("the stored login does not remember the scope asked for: %+v, %v", rec, err)
+	}
 
-	s.OAuth = &config.OAuth{Scopes: "tools admin offline_access"}
 	res, err := login(t, s, 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(res.Scopes, "admin") {
-		t.Errorf("login with oauth.scopes granted %v", res.Scopes)
+	if !slices.Contains(res.Scopes, "admin") || !slices.Contains(res.Scopes, "tools") {
+		t.Errorf("the login after the server asked for admin granted %v", res.Scopes)
 	}
 	if got, err := call(t, s, oauth.NewClient("", "dev", s)); err != nil || got != "you are logged in" {
 		t.Fatalf("call after the login with the scope = %q, %v", got, err)

@@ -53,7 +53,14 @@ func pinnedMetadata(ctx context.Context, hc *http.Client, metadataURL string) (b
 		return nil, "", err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	// The configured URL is trusted; where its server sends us is not.
+	noRedirect := *hc
+	noRedirect.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		to := *req.URL
+		to.RawQuery, to.User = "", nil
+		return fmt.Errorf("it redirects to %s: give that address instead, if it is the one meant", to.String())
+	}
+	resp, err := noRedirect.Do(req)
 	if err != nil {
 		return nil, "", redactURLError(err)
 	}

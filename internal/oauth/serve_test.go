@@ -3,14 +3,17 @@ package oauth_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +23,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // newWorkbench serves a toolbox "dev" of the protected server s and a
@@ -316,6 +320,10 @@ func TestLoginFaults(t *testing.T) {
 			want:  "authorization server discovery failed: authorization server http://127.0.0.1"},
 		{name: "bad metadata", browser: "follow", opts: oauthtest.Options{BadMetadata: true},
 			want: "does not match issuer URL"},
+		{name: "metadata of the wrong types", browser: "follow", opts: oauthtest.Options{MistypedMetadata: true},
+			want: `"issuer" is a JSON number where a string was expected`},
+		{name: "registration answer that cannot be read", browser: "follow", opts: oauthtest.Options{MistypedRegistration: true},
+			want: `dynamic client registration failed (set oauth.clientId to a client registered beforehand): failed to register client: failed to decode successful registration response: "client_id_issued_at" is a JSON string where a number was expected`},
 		{name: "state mismatch", browser: "follow", opts: oauthtest.Options{WrongState: true},
 			want: "state mismatch"},
 		{name: "browser closed", browser: "close",
@@ -341,6 +349,11 @@ func TestLoginFaults(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), "server 'linear' (toolbox 'dev')") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q\nwant it to name the server and contain %q", err, tt.want)
+			}
+			for _, never := range []string{oauthtest.RegistrationSecret, "Go struct", "Go value", "oauthex."} {
+				if strings.Contains(err.Error(), never) {
+					t.Errorf("error %q shows %q", err, never)
+				}
 			}
 			if d := time.Since(start); d > 15*time.Second {
 				t.Errorf("the login took %v", d)
@@ -385,4 +398,165 @@ type tWriter struct{ t *testing.T }
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// A login removed or refused while a client holds its token source (a
+// logout, another process finding the file corrupt, a reconnect's Reload)
+// makes the next token a needs-login error, never a crash.
+func TestTokenAfterTheLoginIsGone(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Token.Expiry = time.Now().Add(-time.Minute) // the next token needs a refresh
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	c := oauth.NewClient("", "dev", s)
+	ts, err := c.TokenSource(context.Background())
+	if err != nil || ts == nil {
+		t.Fatalf("token source: %v, %v", ts, err)
+	}
+	if _, err := store.Delete(s.URL); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // the refresh finds no login; then there is none
+		if _, err := ts.Token(); !isNeedsLogin(err) || !strings.Contains(err.Error(), "the stored login was removed") {
+			t.Errorf("token %d after logout: %v", i+1, err)
+		}
+	}
+	c.Reload()
+	if _, err := ts.Token(); !isNeedsLogin(err) {
+		t.Errorf("token after a reload with no login stored: %v", err)
+	}
+}
+
+// Two requests sent with the same token both get a 401: the first one's
+// refresh serves the second, which is sent again with the new token rather
+// than taken for a server that refuses fresh tokens.
+func TestStale401AfterARefresh(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := rec.Token.AccessToken
+	rec.LoggedInAt = time.Now().Add(-time.Hour)
+	rec.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	c := oauth.NewClient("", "dev", s)
+	unauthorized := func() (*http.Request, *http.Response) {
+		req, _ := http.NewRequest(http.MethodPost, s.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+old)
+		return req, &http.Response{StatusCode: http.StatusUnauthorized, Status: "401 Unauthorized",
+			Header: http.Header{"Www-Authenticate": {`Bearer error="invalid_token"`}}, Body: http.NoBody}
+	}
+	for i := range 2 {
+		req, resp := unauthorized()
+		if err := c.Authorize(context.Background(), req, resp); err != nil {
+			t.Errorf("401 %d of a request sent with the old token: %v", i+1, err)
+		}
+	}
+	if n := srv.Refreshes.Load(); n != 1 {
+		t.Errorf("%d refreshes, want 1", n)
+	}
+}
+
+// An authorization server that does not answer a refresh makes the
+// server's start fail with the reason, and the start is retried: the
+// authorization server may be back a moment later.
+func TestRefreshWhileTheAuthorizationServerIsDown(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	s.MaxRetries = 1
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Token.Expiry = time.Now().Add(-time.Minute)
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	srv.StopAuthServer()
+	got := open(t, ctx30(t), newWorkbench(t, s))
+	want := "server 'linear' (toolbox 'dev'): the authorization server did not answer a refresh of the login: dial tcp"
+	if !strings.Contains(got["linear"], want) || !strings.Contains(got["linear"], "(2 attempts)") {
+		t.Errorf("linear = %q\nwant %q after 2 attempts", got["linear"], want)
+	}
+	if !strings.HasPrefix(got["local"], "connected") {
+		t.Errorf("local = %q", got["local"])
+	}
+}
+
+// A token folder that other users can read is refused before the browser
+// opens, not after the user has logged in.
+func TestLoginRefusesAnOpenTokenFolder(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	if err := os.MkdirAll(store.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(store.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := login(t, s, 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no place for tokens: "+store.Dir+": refusing a token folder that other users can read (mode 0755, want 0700): chmod 700 ") {
+		t.Errorf("login into an open token folder: %v", err)
+	}
+	if n := srv.Registrations.Load() + srv.Logins.Load(); n != 0 {
+		t.Errorf("the login went on to the authorization server (%d requests)", n)
+	}
+}
+
+// The SDK's discovery protections stay on for a public server: its
+// metadata cannot send the workbench to a private or a loopback address.
+// A server on a loopback address may have its authorization server there
+// too.
+func TestDiscoveryOfAPublicServerStaysPublic(t *testing.T) {
+	var asked atomic.Int32
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"resource": %q, "authorization_servers": ["https://as.example"]}`, "http://"+r.Host+"/mcp")
+	}))
+	defer local.Close()
+	ctx := ctx30(t)
+
+	// 203.0.113.0/24 is for documentation: public as far as the workbench
+	// can tell; nothing is dialled there, and nothing at 10.1.2.3 either.
+	public := oauth.HTTPClientFor("https://203.0.113.7/mcp")
+	for metadata, want := range map[string]string{
+		local.URL + "/.well-known/oauth-protected-resource/mcp": "a public server's authorization may not lead to a private or loopback address",
+		"https://10.1.2.3/.well-known/oauth-protected-resource": "refers to a non-public address", // the SDK's own check
+	} {
+		_, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", public)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a public server's discovery of %s: err = %v, want %q", metadata, err, want)
+		}
+	}
+	if asked.Load() != 0 {
+		t.Errorf("a public server's discovery reached the loopback server")
+	}
+	metadata := local.URL + "/.well-known/oauth-protected-resource/mcp"
+	if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", oauth.HTTPClientFor(local.URL+"/mcp")); err != nil || asked.Load() != 1 {
+		t.Errorf("a loopback server's own discovery: err = %v, requests %d", err, asked.Load())
+	}
 }

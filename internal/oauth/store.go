@@ -20,20 +20,27 @@ import (
 
 // Record is what a login leaves on disk for one server: the tokens and
 // what is needed to refresh them. It is keyed by (server URL, issuer,
-// client): a record whose issuer or client no longer matches the
-// configuration is not used.
+// client): one file per server URL, and a record whose client
+// (oauth.clientId) or authorization server (oauth.authServerMetadataUrl)
+// is not the one the configuration names is not used.
 type Record struct {
 	ServerURL string `json:"server_url"`
 	Issuer    string `json:"issuer"`
-	ClientID  string `json:"client_id"`
+	// MetadataURL is the entry's oauth.authServerMetadataUrl at login, if
+	// it had one.
+	MetadataURL string `json:"metadata_url,omitempty"`
+	ClientID    string `json:"client_id"`
 	// ClientSecret is kept only when dynamic registration issued it; a
 	// configured clientSecret stays in the configuration.
 	ClientSecret string           `json:"client_secret,omitempty"`
 	TokenURL     string           `json:"token_url"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style"`
 	Scopes       []string         `json:"scopes,omitempty"`
-	Token        *oauth2.Token    `json:"token"`
-	LoggedInAt   time.Time        `json:"logged_in_at"`
+	// StepUp are the scopes the server asked for since the login (a 403
+	// insufficient_scope): the next login asks for them too.
+	StepUp     []string      `json:"step_up_scopes,omitempty"`
+	Token      *oauth2.Token `json:"token"`
+	LoggedInAt time.Time     `json:"logged_in_at"`
 }
 
 // usable reports whether the access token can be sent without a refresh:

@@ -62,6 +62,13 @@ type Options struct {
 	SSE bool
 	// BadMetadata makes the authorization server's metadata unusable.
 	BadMetadata bool
+	// MistypedMetadata gives the authorization server's metadata an issuer
+	// that is a number.
+	MistypedMetadata bool
+	// MistypedRegistration answers a registration with a client secret and
+	// an issue time that is not a number: an answer the client cannot read,
+	// which holds a secret.
+	MistypedRegistration bool
 	// WrongState redirects with a state other than the one asked for.
 	WrongState bool
 	// RejectTokens makes the MCP server refuse every token with a 401.
@@ -75,6 +82,10 @@ type Options struct {
 	// advertises: a token without it gets 403 insufficient_scope naming it.
 	StepUpScope string
 }
+
+// RegistrationSecret is the client secret of a MistypedRegistration: it
+// must appear in no error.
+const RegistrationSecret = "dcr-secret-never-shown"
 
 // Server is a protected MCP server and its authorization server.
 type Server struct {
@@ -121,6 +132,7 @@ func Start(t testing.TB, o Options) *Server {
 		s.MetadataURL = s.Issuer + "/config/oauth-metadata.json"
 	}
 	asMux.HandleFunc(strings.TrimPrefix(s.MetadataURL, s.Issuer), s.metadata)
+	asMux.Handle("/moved", http.RedirectHandler(s.MetadataURL, http.StatusFound))
 	asMux.HandleFunc("/register", s.register)
 	asMux.HandleFunc("/authorize", s.authorize)
 	asMux.HandleFunc("/token", s.token)
@@ -241,6 +253,10 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"issuer": "https://someone-else.example", "authorization_endpoint": "javascript:alert(1)"})
 		return
 	}
+	if s.o.MistypedMetadata {
+		writeJSON(w, 200, map[string]any{"issuer": 42, "authorization_endpoint": s.Issuer + "/authorize"})
+		return
+	}
 	m := map[string]any{
 		"issuer":                                s.Issuer,
 		"authorization_endpoint":                s.Issuer + "/authorize",
@@ -268,6 +284,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.clients[id] = meta.RedirectURIs
 	s.mu.Unlock()
 	s.Registrations.Add(1)
+	if s.o.MistypedRegistration {
+		writeJSON(w, 201, map[string]any{"client_id": id, "client_secret": RegistrationSecret, "client_id_issued_at": "yesterday"})
+		return
+	}
 	writeJSON(w, 201, map[string]any{"client_id": id, "redirect_uris": meta.RedirectURIs, "token_endpoint_auth_method": "none"})
 }
 
