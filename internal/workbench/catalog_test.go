@@ -305,6 +305,11 @@ func TestCatalogHitOfAServerThatFailsToStart(t *testing.T) {
 	if !isErr || !strings.Contains(text, "Error executing tool 'echo' in server 'a' (toolbox 'dev'): could not start") || !strings.Contains(text, "the start gate says exit") {
 		t.Errorf("call to a server that cannot start: %s", text)
 	}
+	// Once its start has failed, the catalog no longer speaks for it: the
+	// next open tries it again and says how that went.
+	if text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"}); !isErr || !strings.Contains(text, "the start gate says exit") {
+		t.Errorf("open after the failed start (error %v): %s", isErr, text)
+	}
 }
 
 // Closing the workbench while servers start in the background (after a

@@ -179,8 +179,9 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 // start in the background, so that they are ready by the first use_tool,
 // which waits for a server still starting. Servers that do not use the
 // catalog are started and waited for, as by any open. It returns nil when
-// the catalog cannot answer: no catalog, a miss, or nothing to gain (every
-// server running or none using the catalog).
+// the catalog cannot answer: no catalog, a miss, a server whose last start
+// failed, or nothing to gain (every server running or none using the
+// catalog).
 func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallToolResult {
 	views := make([]serverView, len(tb.servers))
 	var cached, wait []int
@@ -190,6 +191,11 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 			views[i] = serverView{status: downstream.StatusDisabled}
 		case st.Status == downstream.StatusConnected:
 			views[i] = serverView{status: downstream.StatusConnected, tools: st.Tools}
+		case st.Status == downstream.StatusError:
+			// Its last start failed (or it needs a login): the open tries it
+			// again and says how that went, or offers the login.
+			w.log.Debug("its last start failed; the open waits for the servers", "toolbox", tb.cfg.Name, "server", s.Name)
+			return nil
 		case !s.UsesCatalog():
 			wait = append(wait, i)
 		default:
