@@ -52,7 +52,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
-	watcher, err := config.Watch(ctx, cfg.Path, config.WatchOptions{}, func(next *config.Config, err error) {
+	watcher, err := config.Watch(ctx, cfg.Path, config.WatchOptions{Loaded: cfg}, func(next *config.Config, err error) {
 		reload(wb, next, err, log)
 	})
 	if err != nil {

@@ -26,6 +26,9 @@ type WatchOptions struct {
 	// Lookup expands ${VAR} references; nil means the process environment,
 	// as [Load].
 	Lookup LookupFunc
+	// Loaded, if set, is the configuration in use, read before the watch
+	// began: an edit made in between is reloaded at once.
+	Loaded *Config
 
 	// afterReload, if set, is told after each reload whether it called
 	// onChange (tests wait on it instead of sleeping).
@@ -119,6 +122,23 @@ func (w *Watcher) loop(ctx context.Context, path string, names map[string]bool, 
 		last = data
 		onChange(cfg, err)
 		return true
+	}
+	if opts.Loaded != nil {
+		// The file as it is now that every edit is seen, against the one
+		// in use.
+		cfg, data, err := loadFile(path, opts.Lookup)
+		last = data
+		called := err != nil
+		if !called {
+			ch := Diff(opts.Loaded, cfg)
+			called = !ch.Empty()
+		}
+		if called {
+			onChange(cfg, err)
+		}
+		if opts.afterReload != nil {
+			opts.afterReload(called)
+		}
 	}
 	for {
 		select {

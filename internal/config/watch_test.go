@@ -342,3 +342,40 @@ func TestWatchStops(t *testing.T) {
 	w.Close()
 	w.Close()
 }
+
+// An edit made after the configuration was read but before the watch
+// began is applied as soon as the watch begins; an unchanged file calls
+// nothing.
+func TestWatchSeesAnEditBeforeItBegan(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "workbench-config.json")
+	writeFile(t, path, doc("first"))
+	loaded, err := LoadWith(path, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func() (<-chan reloadResult, <-chan bool) {
+		ch := make(chan reloadResult, 10)
+		reloads := make(chan bool, 10)
+		opts := WatchOptions{Debounce: testDebounce, Lookup: env(nil), Loaded: loaded, afterReload: func(called bool) { reloads <- called }}
+		w, err := Watch(context.Background(), path, opts, func(c *Config, err error) { ch <- reloadResult{c, err} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Close)
+		return ch, reloads
+	}
+
+	_, reloads := start()
+	if nextReload(t, reloads) {
+		t.Error("the watch of an unchanged file reloaded it")
+	}
+
+	writeFile(t, path, doc("second"))
+	ch, reloads := start()
+	if !nextReload(t, reloads) {
+		t.Fatal("an edit made before the watch began was not reloaded")
+	}
+	if r := next(t, ch); r.err != nil || r.cfg.Toolboxes[0].Description != "second" {
+		t.Errorf("reload = %+v, %v", r.cfg, r.err)
+	}
+}
