@@ -167,6 +167,12 @@ func write(w io.Writer, r results) {
 			row("Open a toolbox of 3 servers, tool catalog "+m, fmt.Sprintf("each server starts in %.0f ms", start), "", fmt.Sprintf("%.1f ms", v/1e6), fmt.Sprintf("%.3f× a start", v/1e6/start))
 		}
 	}
+	cold, okCold := r.get("OpenCatalog/npx-cold", "ns/op")
+	warm, okWarm := r.get("OpenCatalog/npx-warm", "ns/op")
+	if okCold && okWarm {
+		row("Open the 3 official servers started by npx, tool catalog cold", "", "", fmt.Sprintf("%.0f ms", cold/1e6), "")
+		row("Open the 3 official servers started by npx, tool catalog warm", "", "", fmt.Sprintf("%.1f ms", warm/1e6), fmt.Sprintf("%.3f× the cold open", warm/cold))
+	}
 	if v, ok := r.get("Context/tools-list", "bytes"); ok {
 		row("Workbench tools/list", "", "", fmt.Sprintf("%.0f bytes", v), "")
 	}

@@ -324,11 +324,13 @@ func BenchmarkOpen(b *testing.B) {
 	}
 }
 
-// BenchmarkOpenCatalog opens a toolbox of three servers that each take
-// 300ms to start (as an npx-started server does on a warm npm cache), in a
-// fresh workbench process each time: cold with an empty tool catalog (the
-// open waits for the servers), warm with the catalog a first open filled
-// (the open answers from it and the servers start in the background).
+// BenchmarkOpenCatalog opens a toolbox of three servers in a fresh
+// workbench process each time: cold with an empty tool catalog (the open
+// waits for the servers), warm with the catalog a first open filled (the
+// open answers from it and the servers start in the background). The
+// servers are fakes that each take 300ms to start (as an npx-started
+// server does on a warm npm cache), and the three official servers started
+// with npx (offline, from testdata/npm).
 func BenchmarkOpenCatalog(b *testing.B) {
 	const delay = 300
 	servers := map[string]any{}
@@ -336,7 +338,22 @@ func BenchmarkOpenCatalog(b *testing.B) {
 		name := fmt.Sprintf("s%d", i)
 		servers[name] = fakeEntry(name, fakeserver.EnvStartDelay, strconv.Itoa(delay))
 	}
-	cfg := oneToolbox(servers)
+	benchOpenCatalog(b, "", oneToolbox(servers), func(b *testing.B) { b.ReportMetric(delay, "server-start-ms") })
+
+	fakeserver.NPMServer(b, "mcp-server-memory") // installed, or say how
+	npmDir := filepath.Join(fakeserver.RepoRoot(b), "testdata", "npm")
+	npx := func(pkg string, args ...string) map[string]any {
+		return map[string]any{"command": "npx", "args": append([]string{"--offline", "--no", pkg}, args...), "cwd": npmDir}
+	}
+	official := oneToolbox(map[string]any{
+		"memory":     npx("@modelcontextprotocol/server-memory"),
+		"filesystem": npx("@modelcontextprotocol/server-filesystem", b.TempDir()),
+		"everything": npx("@modelcontextprotocol/server-everything"),
+	})
+	benchOpenCatalog(b, "npx-", official, func(*testing.B) {})
+}
+
+func benchOpenCatalog(b *testing.B, prefix string, cfg map[string]any, report func(*testing.B)) {
 	open := func(b *testing.B, cache, want string, timed bool) {
 		cmd := workbenchCmd(b, cfg)
 		// The catalog lives in the user's cache folder: a folder of the
@@ -365,7 +382,7 @@ func BenchmarkOpenCatalog(b *testing.B) {
 		cs.Close()
 	}
 	for _, mode := range []string{"cold", "warm"} {
-		b.Run(mode, func(b *testing.B) {
+		b.Run(prefix+mode, func(b *testing.B) {
 			cache := b.TempDir()
 			want := "connected"
 			if mode == "warm" {
@@ -380,7 +397,7 @@ func BenchmarkOpenCatalog(b *testing.B) {
 				open(b, cache, want, true)
 				b.StartTimer()
 			}
-			b.ReportMetric(delay, "server-start-ms")
+			report(b)
 		})
 	}
 }
