@@ -189,11 +189,21 @@ type keyDoc struct {
 	// AllTools tells a missing toolFilters (every tool) from an empty one
 	// (no tool).
 	AllTools bool `json:"allTools"`
+	// OAuth is who logs in and with which scopes, which may change what a
+	// remote server lists; absent without an oauth object, so that the
+	// keys of other servers stay as they were.
+	OAuth *oauthDoc `json:"oauth,omitempty"`
+}
+
+type oauthDoc struct {
+	ClientID    string `json:"clientId"`
+	Scopes      string `json:"scopes"`
+	MetadataURL string `json:"authServerMetadataUrl"`
 }
 
 // Key returns the catalog key of a server definition: the hex SHA-256 of
 // a canonical encoding of its transport, command, args, env, cwd, url,
-// headers and toolFilters, and of the protocol version the workbench asks
+// headers, toolFilters and oauth client and scopes, and of the protocol version the workbench asks
 // the server for (a server may list other tools under another version).
 // Anything else (name, timeouts, retries, disabled, catalog, idle timeout)
 // does not change what the server lists and is left out, so renaming a
@@ -215,6 +225,9 @@ func Key(s *config.Server, protocol string) string {
 		Headers:     pairs(s.Headers),
 		ToolFilters: nonNil(s.ToolFilters),
 		AllTools:    s.ToolFilters == nil,
+	}
+	if o := s.OAuth; o != nil {
+		doc.OAuth = &oauthDoc{ClientID: o.ClientID, Scopes: o.Scopes, MetadataURL: o.AuthServerMetadataURL}
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

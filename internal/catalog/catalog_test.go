@@ -178,6 +178,8 @@ func TestKey(t *testing.T) {
 		"filters":           func(s *config.Server) { s.ToolFilters = []string{"read_*", "write_*"} },
 		"filters none":      func(s *config.Server) { s.ToolFilters = []string{} },
 		"filters all (nil)": func(s *config.Server) { s.ToolFilters = nil },
+		"oauth scopes":      func(s *config.Server) { s.OAuth = &config.OAuth{Scopes: "read write"} },
+		"oauth client":      func(s *config.Server) { s.OAuth = &config.OAuth{ClientID: "wb-1"} },
 	}
 	seen := map[string]string{base: "base"}
 	for name, change := range changes {
