@@ -43,8 +43,8 @@ func (s *Server) Shown(ts *ToolSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shown, s.changed = ts, false
-	if ts != nil && s.live != nil {
-		s.changed = !sameTools(ts, s.live.tools.Load())
+	if ts != nil && s.listedTools != nil {
+		s.changed = !sameTools(ts, s.listedTools)
 	}
 }
 
@@ -65,6 +65,7 @@ func (s *Server) ChangedSinceShown() bool {
 // failures are logged at debug: the catalog only saves time.
 func (s *Server) listed(ts *ToolSet, kept, pages []json.RawMessage) {
 	s.mu.Lock()
+	s.listedTools = ts
 	if s.shown != nil && !sameTools(s.shown, ts) {
 		s.changed = true
 	}

@@ -151,6 +151,9 @@ type Server struct {
 	// [Server.ChangedSinceShown]).
 	shown   *ToolSet
 	changed bool
+	// listedTools is the server's last live list, kept from the moment it
+	// is listed (before the connection counts as live) until the next one.
+	listedTools *ToolSet
 }
 
 // NewServer returns a Server for cfg in toolbox. Nothing starts until the
