@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
@@ -217,7 +218,7 @@ Next:
 
 `, outAbs, config.ShellQuote(exe), config.ShellQuote(outAbs), strings.Join(hostNames, ", "), srcAbs)
 	fmt.Fprintf(stdout, "{\n  \"mcpServers\": {\n    \"workbench\": {\n      \"command\": %s,\n      \"args\": [\"--config\", %s]\n    }\n  }\n}\n",
-		hostconfig.QuoteJSON(exe), hostconfig.QuoteJSON(outAbs))
+		frame.Quote(exe), frame.Quote(outAbs))
 	fmt.Fprintf(stdout, "\n     For Claude Code, run instead:\n       claude mcp add workbench -- %s --config %s\n",
 		config.ShellQuote(exe), config.ShellQuote(outAbs))
 }

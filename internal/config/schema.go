@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
@@ -184,7 +185,7 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 	case *jskind.Enum:
 		var want []string
 		for _, w := range k.Want {
-			want = append(want, strconv.Quote(fmt.Sprint(w)))
+			want = append(want, frame.Quote(fmt.Sprint(w)))
 		}
 		what := "value"
 		if strings.HasSuffix(path, "transport") || strings.HasSuffix(path, "type") {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 )
 
 // A node is one JSON value decoded with object keys kept in file order,
@@ -190,7 +192,7 @@ func JoinPath(path string, keys ...string) string {
 	for _, key := range keys {
 		switch {
 		case !isPlainKey(key):
-			path += "[" + strconv.Quote(key) + "]"
+			path += "[" + frame.Quote(key) + "]"
 		case path == "":
 			path = key
 		default:

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
@@ -418,13 +419,22 @@ func (s *Server) dialWithRetries() (*conn, error) {
 	}
 }
 
-// redact hides the query of the server's url in err's text: remote servers
-// often take an API key there, and Go's HTTP errors quote the whole url.
+// redact makes an error fit to show: the query of the server's url hidden
+// (remote servers often take an API key there, and Go's HTTP errors quote
+// the whole url), and the SDK's decoding errors in JSON terms, without
+// Go's type names.
 func (s *Server) redact(err error) error {
-	if err == nil || s.query == "" || !strings.Contains(err.Error(), s.query) {
+	if err == nil {
+		return nil
+	}
+	msg := frame.ExplainText(err.Error())
+	if s.query != "" {
+		msg = strings.ReplaceAll(msg, s.query, "…")
+	}
+	if msg == err.Error() {
 		return err
 	}
-	return &redactedError{err: err, msg: strings.ReplaceAll(err.Error(), s.query, "…")}
+	return &redactedError{err: err, msg: msg}
 }
 
 type redactedError struct {

@@ -47,6 +47,7 @@ const (
 	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
+	EnvBadList     = "FAKE_BAD_LIST"     // "1": answer tools/list with "tools" an object, not an array
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -169,8 +170,8 @@ func run() error {
 	defer waitTimeout(&inFlight, 5*time.Second)
 	f.addTools()
 	var t mcp.Transport = &mcp.StdioTransport{}
-	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" {
-		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1"}
+	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" {
+		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1", badList: os.Getenv(EnvBadList) == "1"}
 	}
 	err := f.server.Run(context.Background(), t)
 	if os.Getenv(EnvWriteAtEOF) == "1" {
@@ -465,7 +466,7 @@ func (f *fake) addTools() {
 // block of a type of its own.
 type mangler struct {
 	mcp.Transport
-	junk, extra, stray bool
+	junk, extra, stray, badList bool
 }
 
 func (m *mangler) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -494,6 +495,12 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		// workbench's own form, one with a number.
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":"wb-stray","result":{"content":[{"type":"text","text":"stray"}]}}`)
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":987654,"result":{"content":[]}}`)
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.badList {
+		var page map[string]json.RawMessage
+		if json.Unmarshal(resp.Result, &page) == nil && page["tools"] != nil {
+			resp.Result = json.RawMessage(`{"tools":{}}`)
+		}
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.extra && len(resp.Result) > 0 {
 		var page map[string]json.RawMessage

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -318,7 +319,55 @@ func Explain(err error) string {
 	if errors.As(err, &se) {
 		return "not valid JSON: " + se.Error()
 	}
-	return err.Error()
+	return ExplainText(err.Error())
+}
+
+// unmarshalText is a JSON decoder's type error in a text: "json: cannot
+// unmarshal X into Go struct field T.f of type Y" (T may hold spaces) or
+// "into Go value of type Y", where X is a JSON kind (encoding/json) or a
+// quoted piece of the input (segmentio's decoder, which the MCP SDK uses).
+var unmarshalText = regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*"|\w+) into Go (?:struct field .*?\.([\w-]+)|value) of type (\S*interface \{\}|\S+)`)
+
+// unmarshalingInto is the MCP SDK's preface to a decoding error: the input
+// and the Go type it was decoded into.
+var unmarshalingInto = regexp.MustCompile(`unmarshaling "(?:[^"\\]|\\.)*" into an? \*?[\w.]+: `)
+
+// ExplainText rewrites the JSON type errors in an error's text as Explain
+// words them: for errors that reach us as text only (the MCP SDK flattens
+// its own).
+func ExplainText(msg string) string {
+	msg = unmarshalingInto.ReplaceAllString(msg, "")
+	return unmarshalText.ReplaceAllStringFunc(msg, func(m string) string {
+		s := unmarshalText.FindStringSubmatch(m)
+		got := s[1]
+		if strings.HasPrefix(got, `"`) {
+			got = kindOf(got)
+		} else {
+			got = jsonKind(got)
+		}
+		where := ""
+		if s[2] != "" {
+			where = fmt.Sprintf(" at %q", s[2])
+		}
+		return fmt.Sprintf("expected %s%s, got %s", goTypeKind(s[3]), where, got)
+	})
+}
+
+// goTypeKind names the JSON a Go type (as an error writes it) is decoded
+// from.
+func goTypeKind(t string) string {
+	t = strings.TrimLeft(t, "*")
+	switch {
+	case strings.HasPrefix(t, "[]"):
+		return jsonKind("slice")
+	case strings.HasPrefix(t, "map["):
+		return jsonKind("map")
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return jsonKind("int")
+	case t == "string", t == "bool":
+		return jsonKind(t)
+	}
+	return jsonKind("struct")
 }
 
 // kindOf names the kind of the JSON value that raw starts with (the
@@ -354,8 +403,12 @@ func jsonKind(goKind string) string {
 		return "an array"
 	case "string":
 		return "a string"
-	case "bool":
+	case "bool", "boolean":
 		return "true or false"
+	case "object":
+		return "an object"
+	case "null":
+		return "null"
 	case "ptr", "interface":
 		return "a value"
 	}

@@ -200,3 +200,20 @@ func TestExplainNamesKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainText rewrites the type errors that reach us as text only, in
+// both decoders' wording, without Go's names or the input's bytes.
+func TestExplainText(t *testing.T) {
+	for in, want := range map[string]string{
+		`calling "tools/list": json: cannot unmarshal "{}}" into Go struct field mcp.ListToolsResult.tools of type []*mcp.Tool`:                                                                        `calling "tools/list": expected an array at "tools", got an object`,
+		`json: cannot unmarshal "\"yesterday\",\"client_secret\":\"dcr..." into Go struct field struct { A int64 "json:\"a,omitempty\""; *oauthex.alias }.client_id_issued_at of type int64`:           `expected a number at "client_id_issued_at", got a string`,
+		`json: cannot unmarshal number into Go struct field AuthServerMeta.issuer of type string`:                                                                                                      `expected a string at "issuer", got a number`,
+		`json: cannot unmarshal array into Go value of type map[string]interface {}`:                                                                                                                   `expected an object, got an array`,
+		`handling 'tools/call': invalid params: unmarshaling "{\"name\":5}" into a *mcp.CallToolParamsRaw: json: cannot unmarshal "5}" into Go struct field mcp.CallToolParamsRaw.name of type string`: `handling 'tools/call': invalid params: expected a string at "name", got a number`,
+		`nothing to rewrite`: `nothing to rewrite`,
+	} {
+		if got := ExplainText(in); got != want {
+			t.Errorf("ExplainText(%s)\n = %s\nwant %s", in, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 )
 
 // schemaURL is written as "$schema" so that editors complete and check the
@@ -212,7 +213,7 @@ func todoDescription(servers []string) string {
 // whitespace, so every key and value stays as it was.
 func Render(boxes []Toolbox) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n  \"$schema\": %s,\n  \"toolboxes\": {\n", QuoteJSON(schemaURL))
+	fmt.Fprintf(&b, "{\n  \"$schema\": %s,\n  \"toolboxes\": {\n", frame.Quote(schemaURL))
 	for i, tb := range boxes {
 		fmt.Fprintf(&b, "    %s: {\n      \"description\": %s,\n      \"mcpServers\": {\n", quoteName(tb.Name), quoteName(tb.Description))
 		for j, s := range tb.Servers {
@@ -235,21 +236,11 @@ func comma(i, n int) string {
 	return ""
 }
 
-// QuoteJSON renders s as a JSON string. HTML characters are kept as they
-// are: the file is read by people and the workbench, never by a browser.
 // quoteName is a toolbox or server name (or a description that names
 // them) as JSON. The workbench expands ${VAR} in keys and values: a "${"
 // of the name's own is written "$${", its escape.
 func quoteName(name string) string {
-	return QuoteJSON(strings.ReplaceAll(name, "${", "$${"))
-}
-
-func QuoteJSON(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
+	return frame.Quote(strings.ReplaceAll(name, "${", "$${"))
 }
 
 // Check loads the configuration about to be written, as the workbench

@@ -158,8 +158,19 @@ func (c *hostConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write sends a message of the SDK's.
+// Write sends a message of the SDK's. Its errors speak JSON: the SDK's
+// decoding errors name the Go types it decodes into.
 func (c *hostConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
+		if text := frame.ExplainText(r.Error.Error()); text != r.Error.Error() {
+			plain := &jsonrpc.Error{Message: text}
+			var wire *jsonrpc.Error
+			if errors.As(r.Error, &wire) {
+				plain.Code, plain.Data = wire.Code, wire.Data
+			}
+			r.Error = plain
+		}
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err

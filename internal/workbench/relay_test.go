@@ -453,6 +453,42 @@ func TestInputErrorsSpeakJSON(t *testing.T) {
 	}
 }
 
+// TestServerErrorsSpeakJSON: a server whose tools/list result has the
+// wrong shape is reported in JSON terms, never with the Go types the SDK
+// decoded it into.
+func TestServerErrorsSpeakJSON(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(fmt.Sprintf(oneServer, fake("a", fakeserver.EnvBadList, "1")))
+	text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"})
+	if !isErr || !strings.Contains(text, `expected an array at "tools", got an object`) || strings.Contains(text, "Go ") || strings.Contains(text, "mcp.") {
+		t.Errorf("open of a server with a malformed tools/list: %q", text)
+	}
+}
+
+// TestToolsCallParamsSpeakJSON: a tools/call whose params are not what MCP
+// asks gets -32602 in JSON terms, never Go's types.
+func TestToolsCallParamsSpeakJSON(t *testing.T) {
+	_, h := relayHost(t)
+	for id, params := range map[string]string{
+		"1": `"use_tool"`,
+		"2": `{"name":5}`,
+		"3": `{"name":"use_tool","_meta":[]}`,
+	} {
+		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":` + params + `}`)
+		line := h.response(id)
+		r := decodeResponse(t, line)
+		if id == "3" { // a malformed _meta is served without it
+			if r.Error != nil {
+				t.Errorf("params %s: %s", params, line)
+			}
+			continue
+		}
+		if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "expected") || strings.Contains(string(line), "Go ") {
+			t.Errorf("params %s: got %s, want -32602 in JSON terms", params, line)
+		}
+	}
+}
+
 // TestRelayRefusesAnIDInUse: a host that reuses the id of a call still in
 // flight gets an error for the second request, and the first call its
 // answer.
