@@ -417,3 +417,18 @@ func TestByteOrderMark(t *testing.T) {
 		t.Errorf("host file with a BOM: %v", err)
 	}
 }
+
+// TestDeepNesting: a file nesting values deeper than the workbench reads
+// is refused at once, where the nesting goes too deep, instead of costing
+// memory that grows with the square of the depth.
+func TestDeepNesting(t *testing.T) {
+	const n = 200000
+	doc := "{\"toolboxes\": {},\n \"x\": " + strings.Repeat("[", n) + strings.Repeat("]", n) + "}"
+	_, err := Parse([]byte(doc), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "line 2, column 1006: invalid JSON: objects and arrays nested deeper than 1000 levels") {
+		t.Errorf("deeply nested file: %v", err)
+	}
+	if _, err := ReadDocument([]byte(`{"mcpServers": ` + strings.Repeat("{\"a\":", n) + "1" + strings.Repeat("}", n) + "}")); err == nil || !strings.Contains(err.Error(), "deeper than 1000") {
+		t.Errorf("deeply nested host file: %v", err)
+	}
+}

@@ -59,6 +59,10 @@ func decodeTree(data []byte) (*node, []Problem, error) {
 	// Editors on Windows (Notepad among them) may start a UTF-8 file with
 	// a byte order mark, which is not JSON.
 	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	if at := frame.TooDeepAt(data); at >= 0 {
+		line, col := lineCol(data, int64(at))
+		return nil, nil, &SyntaxError{Line: line, Column: col, Msg: fmt.Sprintf("objects and arrays nested deeper than %d levels", frame.MaxDepth)}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var dups []Problem

@@ -134,6 +134,9 @@ func Unmarshal(data []byte, v any) error {
 // Decode decodes the JSON value data into Go's generic values, numbers as
 // json.Number: the form a JSON Schema validator takes.
 func Decode(data []byte) (any, error) {
+	if at := TooDeepAt(data); at >= 0 {
+		return nil, fmt.Errorf("the JSON value nests objects and arrays deeper than %d levels", MaxDepth)
+	}
 	var v any
 	rest, err := sj.Parse(data, &v, sj.UseNumber|sj.ZeroCopy)
 	if err != nil {
@@ -143,6 +146,43 @@ func Decode(data []byte) (any, error) {
 		return nil, fmt.Errorf("invalid character %q after the JSON value", rest[0])
 	}
 	return v, nil
+}
+
+// MaxDepth bounds the nesting of the JSON values the workbench decodes
+// whole (tool arguments, configuration files): the decoders' time and
+// memory grow with the square of the depth. Real values stay far below it.
+const MaxDepth = 1000
+
+// TooDeepAt returns the offset in data of the first object or array nested
+// deeper than MaxDepth, or -1. It costs little for data with fewer
+// brackets than that, which is nearly all.
+func TooDeepAt(data []byte) int {
+	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) <= MaxDepth {
+		return -1
+	}
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxDepth {
+				return i
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return -1
 }
 
 // ParseError is a line that is not a valid JSON-RPC message. Code says

@@ -217,3 +217,30 @@ func TestExplainText(t *testing.T) {
 		}
 	}
 }
+
+// TestTooDeep finds the first bracket past MaxDepth, not counting those
+// in strings.
+func TestTooDeep(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{`{"a":[1,2,{"b":"[[[["}]}`, -1},
+		{deep(MaxDepth), -1},
+		{deep(MaxDepth + 1), MaxDepth},
+		{`"` + strings.Repeat("[", 2*MaxDepth) + `"`, -1},
+		{`"\"` + strings.Repeat("{", 2*MaxDepth) + `"`, -1},
+		{`{"x":` + deep(MaxDepth) + `}`, 5 + MaxDepth - 1},
+	} {
+		if got := TooDeepAt([]byte(c.in)); got != c.want {
+			t.Errorf("TooDeepAt(%.40s…) = %d, want %d", c.in, got, c.want)
+		}
+	}
+	if _, err := Decode([]byte(deep(MaxDepth + 1))); err == nil || !strings.Contains(err.Error(), "deeper than 1000 levels") {
+		t.Errorf("Decode of a value too deep: %v", err)
+	}
+	if _, err := Decode([]byte(deep(MaxDepth))); err != nil {
+		t.Errorf("Decode at the limit: %v", err)
+	}
+}

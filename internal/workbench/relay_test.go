@@ -465,6 +465,25 @@ func TestServerErrorsSpeakJSON(t *testing.T) {
 	}
 }
 
+// TestArgumentsTooDeep: arguments nested deeper than the workbench
+// decodes are refused at once, naming the limit, and the session goes on.
+func TestArgumentsTooDeep(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(fmt.Sprintf(oneServer, fake("a")))
+	const n = 5000 // below the host's JSON encoder's own limit
+	var deep any = "bottom"
+	for range n {
+		deep = []any{deep}
+	}
+	text, isErr := call(t, cs, "use_tool", use("dev", "a", "echo", map[string]any{"text": deep}))
+	if !isErr || !strings.Contains(text, "deeper than 1000 levels") {
+		t.Errorf("arguments %d levels deep: %.300s", n, text)
+	}
+	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "echo", map[string]any{"text": "hi"})); isErr {
+		t.Errorf("a call after: %s", text)
+	}
+}
+
 // TestToolsCallParamsSpeakJSON: a tools/call whose params are not what MCP
 // asks gets -32602 in JSON terms, never Go's types.
 func TestToolsCallParamsSpeakJSON(t *testing.T) {
