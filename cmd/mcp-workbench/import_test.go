@@ -387,19 +387,27 @@ func TestImportWarnings(t *testing.T) {
 }
 
 // TestValidateWarnsOfTODO checks that a configuration written by import
-// and not finished yet loads, with a warning for each TODO description.
+// and not finished yet loads, with a warning for each TODO description
+// and each ${VAR} not set in the shell.
 func TestValidateWarnsOfTODO(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "wb.json")
 	if code, _, stderr := runImportCmd(t, importFixture("cursor-mcp.json"), "--out", out, "--toolbox", "all"); code != 0 {
 		t.Fatalf("import: exit %d\n%s", code, stderr)
 	}
-	t.Setenv("LINEAR_TOKEN", "t")
+	// LINEAR_TOKEN is not set here: the host sets it where it starts the
+	// workbench. validate warns, as import did; serving would fail.
 	code, stdout, stderr := runCmd(t, "", "validate", "--config", out)
 	if code != 0 || !strings.Contains(stdout, "valid, 1 toolbox(es)") {
 		t.Errorf("validate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if want := `level=WARN msg="configuration: toolboxes.all.description: still a TODO`; strings.Count(stderr, want) != 1 {
 		t.Errorf("stderr does not warn once of the TODO description:\n%s", stderr)
+	}
+	if want := `environment variable LINEAR_TOKEN is not set here: set it where the host starts the workbench`; strings.Count(stderr, want) != 1 {
+		t.Errorf("stderr does not warn once of the unset LINEAR_TOKEN:\n%s", stderr)
+	}
+	if code, _, stderr := runCmd(t, "", "check", "--config", out); code != 1 || !strings.Contains(stderr, "environment variable LINEAR_TOKEN is not set") {
+		t.Errorf("check with LINEAR_TOKEN unset: exit %d\n%s", code, stderr)
 	}
 }
 

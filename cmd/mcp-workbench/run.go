@@ -191,7 +191,13 @@ func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg, err := config.Load(config.ResolvePath(g.configPath, os.LookupEnv))
+	load := config.Load
+	if name == "validate" {
+		// It looks at the file from a shell, whose environment is not the
+		// one the host starts the workbench in: an unset ${VAR} is a warning.
+		load = func(path string) (*config.Config, error) { return config.LoadUnsetAsWarnings(path, os.LookupEnv) }
+	}
+	cfg, err := load(config.ResolvePath(g.configPath, os.LookupEnv))
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return nil, nil, nil, &exitError{code: 1}

@@ -232,9 +232,23 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 	return cfg, err
 }
 
+// LoadUnsetAsWarnings is [LoadWith] for a look at the file from a shell
+// (validate): a ${VAR} that lookup does not know is a warning, not an
+// error, since the environment the host starts the workbench in is not the
+// shell's. The values it leaves are empty; the configuration is for
+// reading, not for running.
+func LoadUnsetAsWarnings(path string, lookup LookupFunc) (*Config, error) {
+	cfg, _, err := readAndLoad(path, lookup, true)
+	return cfg, err
+}
+
 // loadFile is [LoadWith], also returning the bytes read (nil if the file
 // could not be read), so that a watcher can tell an unchanged file.
 func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
+	return readAndLoad(path, lookup, false)
+}
+
+func readAndLoad(path string, lookup LookupFunc, unsetWarns bool) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -243,12 +257,12 @@ func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
 		}
 		return nil, nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	cfg, err := loadData(path, data, lookup)
+	cfg, err := loadData(path, data, lookup, unsetWarns)
 	return cfg, data, err
 }
 
-func loadData(path string, data []byte, lookup LookupFunc) (*Config, error) {
-	cfg, err := parse(data, lookup, path)
+func loadData(path string, data []byte, lookup LookupFunc, unsetWarns bool) (*Config, error) {
+	cfg, err := parse(data, lookup, path, unsetWarns)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -273,12 +287,12 @@ func loadData(path string, data []byte, lookup LookupFunc) (*Config, error) {
 
 // Parse decodes, expands and validates a configuration document.
 func Parse(data []byte, lookup LookupFunc) (*Config, error) {
-	return parse(data, lookup, "")
+	return parse(data, lookup, "", false)
 }
 
 // parse is [Parse] of the document read from file ("" if unknown), which
 // messages name.
-func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
+func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Config, error) {
 	root, problems, err := decodeTree(data)
 	if errors.Is(err, ErrEmpty) {
 		return nil, fmt.Errorf("%w; it must hold a JSON object with \"toolboxes\"", err)
@@ -290,7 +304,7 @@ func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
 	}
-	v := &validator{lookup: lookup, problems: problems}
+	v := &validator{lookup: lookup, problems: problems, unsetWarns: unsetWarns}
 	root = v.expand(root, "")
 	if root.kind != kObject {
 		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
@@ -309,6 +323,7 @@ func parse(data []byte, lookup LookupFunc, file string) (*Config, error) {
 	}
 	v.addSchemaProblems(sp)
 	cfg := v.config(root, info)
+	v.settleUnset()
 	if len(v.problems) > 0 {
 		sortProblems(root, v.problems)
 		return nil, &Error{Problems: v.problems}

@@ -432,3 +432,44 @@ func TestDeepNesting(t *testing.T) {
 		t.Errorf("deeply nested host file: %v", err)
 	}
 }
+
+// TestUnsetAsWarnings: validate's reading makes an unset ${VAR} a warning
+// at its path (with any problem the empty value causes there); other
+// problems stay errors. Load keeps it an error.
+func TestUnsetAsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(doc string) string {
+		p := filepath.Join(dir, "wb.json")
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	path := write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {
+		"a": {"command": "${WB_TEST_CMD}", "env": {"TOKEN": "${WB_TEST_TOKEN}"}},
+		"b": {"url": "https://${WB_TEST_HOST}/mcp"}}}}}`)
+	cfg, err := LoadUnsetAsWarnings(path, env(nil))
+	if err != nil {
+		t.Fatalf("LoadUnsetAsWarnings: %v", err)
+	}
+	want := []string{
+		"toolboxes.dev.mcpServers.a.command: environment variable WB_TEST_CMD is not set here",
+		"toolboxes.dev.mcpServers.a.env.TOKEN: environment variable WB_TEST_TOKEN is not set here",
+		"toolboxes.dev.mcpServers.b.url: environment variable WB_TEST_HOST is not set here",
+	}
+	if len(cfg.Warnings) != len(want) {
+		t.Fatalf("warnings %q", cfg.Warnings)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(cfg.Warnings[i], w) {
+			t.Errorf("warning %d = %q, want it to start with %q", i, cfg.Warnings[i], w)
+		}
+	}
+	if _, err := LoadWith(path, env(nil)); err == nil || !strings.Contains(err.Error(), "WB_TEST_CMD is not set") {
+		t.Errorf("LoadWith: %v", err)
+	}
+	path = write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "${WB_TEST_CMD}", "connectionTimeoutMs": "x"}}}}}`)
+	if _, err := LoadUnsetAsWarnings(path, env(nil)); err == nil || !strings.Contains(err.Error(), "connectionTimeoutMs") || strings.Contains(err.Error(), "WB_TEST_CMD") {
+		t.Errorf("LoadUnsetAsWarnings with another problem: %v", err)
+	}
+}

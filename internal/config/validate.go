@@ -2,7 +2,9 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -19,6 +21,41 @@ type validator struct {
 	lookup   LookupFunc
 	problems []Problem
 	warnings []string
+	// unsetWarns makes a ${VAR} that lookup does not know a warning, not a
+	// problem (see [LoadUnsetAsWarnings]); unset holds where each was.
+	unsetWarns bool
+	unset      map[string]string // path → the warning
+}
+
+// expandProblem notes a ${VAR} that did not expand at path p.
+func (v *validator) expandProblem(p, prefix string, err error) {
+	var ue *unsetVarError
+	if v.unsetWarns && errors.As(err, &ue) {
+		if v.unset == nil {
+			v.unset = map[string]string{}
+		}
+		v.unset[p] = Problem{Path: p, Msg: fmt.Sprintf("%senvironment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", prefix, ue.Name, ue.Name)}.String()
+	}
+	v.problem(p, "%s%v", prefix, err)
+}
+
+// settleUnset turns the problems of unset variables into warnings, with
+// any other problem at their places (a value they left empty).
+func (v *validator) settleUnset() {
+	if len(v.unset) == 0 {
+		return
+	}
+	kept := v.problems[:0]
+	for _, p := range v.problems {
+		if _, ok := v.unset[p.Path]; !ok {
+			kept = append(kept, p)
+		}
+	}
+	v.problems = kept
+	paths := slices.Sorted(maps.Keys(v.unset))
+	for _, p := range paths {
+		v.warnings = append(v.warnings, v.unset[p])
+	}
 }
 
 func (v *validator) problem(path, format string, args ...any) {
@@ -62,7 +99,7 @@ func (v *validator) expand(n *node, p string) *node {
 	case kString:
 		s, err := Expand(n.str, v.lookup)
 		if err != nil {
-			v.problem(p, "%v", err)
+			v.expandProblem(p, "", err)
 			return n
 		}
 		return &node{kind: kString, str: s}
@@ -79,7 +116,7 @@ func (v *validator) expand(n *node, p string) *node {
 			keyPath := JoinPath(p, rawKey)
 			key, err := Expand(rawKey, v.lookup)
 			if err != nil {
-				v.problem(keyPath, "in the key: %v", err)
+				v.expandProblem(keyPath, "in the key: ", err)
 				key = rawKey
 			}
 			childPath := JoinPath(p, key)
