@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,11 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("check", err)
 	}
-	opts.toolboxes = positional
+	for _, n := range positional { // a toolbox named twice is checked once
+		if !slices.Contains(opts.toolboxes, n) {
+			opts.toolboxes = append(opts.toolboxes, n)
+		}
+	}
 	cfg, log, logOut, err := e.load("check", opts.globalOptions)
 	if err != nil {
 		return err

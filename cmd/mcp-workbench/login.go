@@ -18,22 +18,15 @@ prints its URL on stderr too; waits on 127.0.0.1 for the redirect (default
 5m); stores the tokens in the user's configuration folder, where every
 workbench process finds them. Servers that run the workbench refresh them
 without you.
-` + globalFlagsHelp
 
-const logoutUsage = `Usage: mcp-workbench logout [--config PATH] TOOLBOX SERVER
-
-Remove the tokens a login stored for a server.
+Flags:
+  --timeout DURATION  how long to wait for the browser's redirect (default 5m)
 ` + globalFlagsHelp
 
 // loginOptions is the parsed command line of mcp-workbench login.
 type loginOptions struct {
 	globalOptions
 	timeout time.Duration
-}
-
-// logoutOptions is the parsed command line of mcp-workbench logout.
-type logoutOptions struct {
-	globalOptions
 }
 
 // remoteServer finds TOOLBOX SERVER, the positional arguments of command
@@ -114,35 +107,5 @@ func runLogin(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(stdout, "Logged in to %s/%s.\n  issuer   %s\n  client   %s\n  scopes   %s\n  expires  %s (%s)\n  tokens   %s\n",
 		toolbox, s.Name, res.Issuer, client, scopes, expiry, refresh, res.TokenFile)
-	return nil
-}
-
-// runLogout removes the stored tokens of one server.
-func runLogout(ctx context.Context, e *env, args []string) error {
-	var opts logoutOptions
-	fs := e.flagSet("logout", &opts.globalOptions)
-	positional, err := parse(fs, args)
-	if err != nil {
-		return e.usageError("logout", err)
-	}
-	_, _, s, err := e.remoteServer("logout", opts.globalOptions, positional)
-	if err != nil {
-		return err
-	}
-	stdout, stderr := e.stdout, e.stderr
-	store, err := oauth.DefaultStore()
-	if err != nil {
-		return err
-	}
-	had, err := oauth.Logout(ctx, store, s.URL)
-	if err != nil {
-		fmt.Fprintln(stderr, "mcp-workbench logout:", err)
-		return &exitError{code: 1}
-	}
-	if !had {
-		fmt.Fprintf(stdout, "No login was stored for %s.\n", s.Name)
-		return nil
-	}
-	fmt.Fprintf(stdout, "Logged out of %s: its tokens are removed.\n", s.Name)
 	return nil
 }

@@ -546,6 +546,17 @@ func TestCheckAllDisabled(t *testing.T) {
 	}
 }
 
+// TestCheckToolboxNamedTwice checks it once.
+func TestCheckToolboxNamedTwice(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"a": fakeServerEntry("a")}},
+	}})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg, "dev", "dev")
+	if code != 0 || strings.Count(out, "dev — d") != 1 || !strings.Contains(out, "All 1 server(s) started.") || !strings.Contains(errOut, "starting 1 server(s)") {
+		t.Errorf("check dev dev (%d):\n%s\n%s", code, out, errOut)
+	}
+}
+
 func TestCall(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
 		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{

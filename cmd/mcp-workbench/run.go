@@ -238,13 +238,17 @@ func newLogger(out io.Writer, level string) (*slog.Logger, error) {
 
 // parseLevel reads a --log-level value; "" is info.
 func parseLevel(level string) (slog.Level, error) {
-	var l slog.Level
-	if level != "" {
-		if err := l.UnmarshalText([]byte(level)); err != nil {
-			return l, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
-		}
+	switch strings.ToLower(level) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
 	}
-	return l, nil
+	return 0, fmt.Errorf("unknown log level %q (use debug, info, warn or error)", level)
 }
 
 // syncWriter serializes writes from the logger and the servers' stderr

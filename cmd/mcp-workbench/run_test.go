@@ -32,6 +32,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--bogus"}, code: 2, err: "flag provided but not defined: --bogus"},
 		{args: []string{"frobnicate"}, code: 2, err: `unknown command "frobnicate"`},
 		{args: []string{"--log-level", "loud", "--config", cfg}, code: 2, err: `unknown log level "loud"`},
+		{args: []string{"--log-level", "warn+2", "--config", cfg}, code: 2, err: `unknown log level "warn+2"`},
 		{args: []string{"--config", missing}, code: 1, err: "not found"},
 		{args: []string{"serve", "--config", missing}, code: 1, err: "not found"},
 		{args: []string{"serve", "extra"}, code: 2, err: "mcp-workbench: serve: unexpected argument \"extra\"\n\nUsage: mcp-workbench [serve]"},

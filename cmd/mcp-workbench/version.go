@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -70,4 +72,32 @@ func versionOf(ldflags string, bi *debug.BuildInfo) string {
 		return strings.TrimPrefix(mod, "v")
 	}
 	return sourceVersion
+}
+
+const versionUsage = `Usage: mcp-workbench version
+
+Prints the version: a semantic version, with the commit it was built from
+when known. mcp-workbench --version prints the same.
+` + globalFlagsHelp
+
+// versionOptions is the parsed command line of mcp-workbench version.
+type versionOptions struct {
+	globalOptions
+}
+
+func runVersion(_ context.Context, e *env, args []string) error {
+	var opts versionOptions
+	fs := e.flagSet("version", &opts.globalOptions)
+	positional, err := parse(fs, args)
+	if err == nil {
+		err = noArguments(positional)
+	}
+	if err == nil {
+		_, err = parseLevel(opts.logLevel)
+	}
+	if err != nil {
+		return e.usageError("version", err)
+	}
+	fmt.Fprintln(e.stdout, "mcp-workbench", Version())
+	return nil
 }
