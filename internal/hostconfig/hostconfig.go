@@ -54,7 +54,7 @@ func Read(src string, data []byte) ([]Server, error) {
 	case errors.Is(err, config.ErrEmpty):
 		return nil, fmt.Errorf("%s is empty: it must hold a JSON object with \"mcpServers\"", src)
 	case errors.As(err, &se):
-		return nil, fmt.Errorf("%s:%d:%d: invalid JSON: %s", src, se.Line, se.Column, se.Msg)
+		return nil, fmt.Errorf("%s: line %d, column %d: invalid JSON: %s", src, se.Line, se.Column, se.Msg)
 	case err != nil:
 		return nil, fmt.Errorf("%s: %v", src, err)
 	}

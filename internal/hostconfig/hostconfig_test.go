@@ -49,7 +49,7 @@ func TestReadKeepsEntriesAsWritten(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	for doc, want := range map[string]string{
 		"":                                   "h.json is empty",
-		"{\n  \"mcpServers\": {,}\n}":        "h.json:2:18: invalid JSON: invalid character ','",
+		"{\n  \"mcpServers\": {,}\n}":        "h.json: line 2, column 18: invalid JSON: invalid character ','",
 		`[1]`:                                `h.json is not a host configuration: it holds a JSON array`,
 		`{"mcpServers": []}`:                 "h.json: mcpServers must be an object mapping server names to servers, not a JSON array",
 		`{"mcpServers": {"a": {}, "a": {}}}`: `h.json: mcpServers.a appears twice`,
