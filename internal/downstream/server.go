@@ -583,7 +583,9 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 		case <-c.proc.Exited():
 		case <-time.After(200 * time.Millisecond):
 		}
-		if c.proc.HasExited() && !timedOut {
+		// Unless it ended well because the start had failed already: a
+		// server whose answer to initialize was refused is told to stop.
+		if c.proc.HasExited() && !timedOut && !(c.proc.ExitedCleanly() && !lostConnection(err)) {
 			msg := c.proc.ExitDescription() + " during start-up"
 			if words := c.proc.LastWords(); words != "" {
 				msg += ": " + words
@@ -595,6 +597,12 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 		return fmt.Errorf("no answer within %v (connectionTimeoutMs) while starting", c.s.cfg.ConnectionTimeout)
 	}
 	return err
+}
+
+// lostConnection reports whether err is the end of the server's stream,
+// not something it said.
+func lostConnection(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
 // listTools walks every page of tools/list and installs the result.

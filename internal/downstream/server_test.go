@@ -297,6 +297,18 @@ func TestStartFailures(t *testing.T) {
 		}
 	}
 
+	// A server that ends well at start still ended too soon; one whose
+	// answer to initialize cannot be read is told so, not that it exited
+	// (it does, once told to stop).
+	clean := h.config("clean", fakeserver.EnvExitAtStart, "0")
+	if _, err := h.server(clean).Connect(ctx); err == nil || !strings.Contains(err.Error(), "exited with exit status 0 during start-up") {
+		t.Errorf("exit 0 at start: err = %v", err)
+	}
+	badInit := h.config("bad-init", fakeserver.EnvBadInit, "1")
+	if _, err := h.server(badInit).Connect(ctx); err == nil || !strings.Contains(err.Error(), `expected a string at "protocolVersion", got a number`) || strings.Contains(err.Error(), "exited") {
+		t.Errorf("malformed initialize result: err = %v", err)
+	}
+
 	missing := &config.Server{Name: "missing", Transport: config.Stdio, Command: "mcp-workbench-no-such-command", ConnectionTimeout: time.Second, MaxRetries: 5}
 	_, err = h.server(missing).Connect(ctx)
 	if err == nil || !strings.Contains(err.Error(), `command "mcp-workbench-no-such-command" not found`) || !strings.Contains(err.Error(), "1 attempt") {

@@ -48,6 +48,7 @@ const (
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
 	EnvBadList     = "FAKE_BAD_LIST"     // "1": answer tools/list with "tools" an object, not an array
+	EnvBadInit     = "FAKE_BAD_INIT"     // "1": answer initialize with a protocolVersion that is a number
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -170,8 +171,9 @@ func run() error {
 	defer waitTimeout(&inFlight, 5*time.Second)
 	f.addTools()
 	var t mcp.Transport = &mcp.StdioTransport{}
-	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" {
-		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1", badList: os.Getenv(EnvBadList) == "1"}
+	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" || os.Getenv(EnvBadInit) == "1" {
+		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1",
+			badList: os.Getenv(EnvBadList) == "1", badInit: os.Getenv(EnvBadInit) == "1"}
 	}
 	err := f.server.Run(context.Background(), t)
 	if os.Getenv(EnvWriteAtEOF) == "1" {
@@ -466,7 +468,7 @@ func (f *fake) addTools() {
 // block of a type of its own.
 type mangler struct {
 	mcp.Transport
-	junk, extra, stray, badList bool
+	junk, extra, stray, badList, badInit bool
 }
 
 func (m *mangler) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -496,10 +498,13 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":"wb-stray","result":{"content":[{"type":"text","text":"stray"}]}}`)
 		fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","id":987654,"result":{"content":[]}}`)
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.badList {
+	if resp, ok := msg.(*jsonrpc.Response); ok && (c.m.badList || c.m.badInit) {
 		var page map[string]json.RawMessage
-		if json.Unmarshal(resp.Result, &page) == nil && page["tools"] != nil {
+		if json.Unmarshal(resp.Result, &page) == nil && page["tools"] != nil && c.m.badList {
 			resp.Result = json.RawMessage(`{"tools":{}}`)
+		}
+		if page["protocolVersion"] != nil && c.m.badInit {
+			resp.Result = json.RawMessage(`{"protocolVersion":20251125,"capabilities":{},"serverInfo":{"name":"bad","version":"1"}}`)
 		}
 	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && c.m.extra && len(resp.Result) > 0 {

@@ -189,6 +189,11 @@ func (p *Process) ExitDescription() string {
 	return "exited with " + st.String()
 }
 
+// ExitedCleanly reports whether the child has exited with status 0.
+func (p *Process) ExitedCleanly() bool {
+	return p.HasExited() && p.exitErr == nil && p.cmd.ProcessState != nil && p.cmd.ProcessState.Success()
+}
+
 // HasExited reports whether the child has been waited for.
 func (p *Process) HasExited() bool {
 	select {
