@@ -309,12 +309,17 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 	if root.kind != kObject {
 		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
 	}
-	if root.get("toolboxes") == nil && root.get("mcpServers") != nil {
-		// An MCP host's own file, given where the workbench's belongs.
+	if root.get("toolboxes") == nil && (root.get("mcpServers") != nil || root.get("projects") != nil) {
+		// An MCP host's own file, given where the workbench's belongs
+		// (~/.claude.json may hold servers under "projects" only).
 		if file == "" {
 			file = "PATH"
 		}
-		return nil, &Error{Problems: []Problem{{Msg: "this is an MCP host's configuration (\"mcpServers\" at the top, no \"toolboxes\"); " +
+		key := "mcpServers"
+		if root.get(key) == nil {
+			key = "projects"
+		}
+		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("this is an MCP host's configuration (%q at the top, no \"toolboxes\"); ", key) +
 			"to make a workbench configuration of its servers, run: mcp-workbench import " + ShellQuote(file)}}}
 	}
 	sp, err := checkSchema(root)

@@ -390,6 +390,13 @@ func TestHostConfigGivenAsConfig(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)
 	}
+	// Claude Code's ~/.claude.json may hold servers per project only.
+	if err := os.WriteFile(path, []byte(`{"projects": {"/src/app": {"mcpServers": {"memory": {"command": "npx"}}}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadWith(path, env(nil)); err == nil || !strings.Contains(err.Error(), `("projects" at the top, no "toolboxes"); to make a workbench configuration of its servers, run: mcp-workbench import`) {
+		t.Errorf("a file with projects only: %v", err)
+	}
 }
 
 // TestTODODescriptionWarns checks that a description left as import's
