@@ -318,8 +318,8 @@ func TestImportErrors(t *testing.T) {
 		{"empty toolbox name", []string{importFixture("cursor-mcp.json"), "--toolbox", " ", "--out", "OUT"}, 2, []string{"--toolbox needs a toolbox name"}},
 		{"empty out", []string{importFixture("cursor-mcp.json"), "--out", ""}, 2, []string{"--out needs a file name"}},
 		{"missing file", []string{missing, "--out", "OUT"}, 1, []string{"mcp-workbench: cannot read the host configuration", missing}},
-		{"syntax error", []string{importFixture("broken-syntax.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("broken-syntax.json") + ":3:28: invalid JSON"}},
-		{"truncated", []string{importFixture("truncated.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("truncated.json") + ":4:1: invalid JSON: unexpected end of file"}},
+		{"syntax error", []string{importFixture("broken-syntax.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("broken-syntax.json") + ": line 3, column 28: invalid JSON"}},
+		{"truncated", []string{importFixture("truncated.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: " + importFixture("truncated.json") + ": line 4, column 1: invalid JSON: unexpected end of file"}},
 		{"no servers", []string{importFixture("no-servers.json"), "--out", "OUT"}, 1, []string{"mcp-workbench: no MCP servers found in " + importFixture("no-servers.json")}},
 		{"neither command nor url", []string{importFixture("no-command-or-url.json"), "--out", "OUT"}, 1, []string{
 			"mcp-workbench: nothing written: the servers of " + importFixture("no-command-or-url.json"),
