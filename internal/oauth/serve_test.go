@@ -183,17 +183,7 @@ func TestConcurrentRefresh(t *testing.T) {
 	store := home(t, "follow")
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	s := remote(srv.URL, config.HTTP)
-	if _, err := login(t, s, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Load(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Token.Expiry = time.Now().Add(-time.Minute)
-	if err := store.Save(rec); err != nil {
-		t.Fatal(err)
-	}
+	loginExpired(t, store, s, nil)
 	var wg sync.WaitGroup
 	tokens := make([]string, 4)
 	errs := make([]error, 4)
@@ -407,17 +397,7 @@ func TestTokenAfterTheLoginIsGone(t *testing.T) {
 	store := home(t, "follow")
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	s := remote(srv.URL, config.HTTP)
-	if _, err := login(t, s, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Load(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Token.Expiry = time.Now().Add(-time.Minute) // the next token needs a refresh
-	if err := store.Save(rec); err != nil {
-		t.Fatal(err)
-	}
+	loginExpired(t, store, s, nil) // the next token needs a refresh
 	c := oauth.NewClient("", "dev", s)
 	ts, err := c.TokenSource(context.Background())
 	if err != nil || ts == nil {
@@ -444,19 +424,11 @@ func TestStale401AfterARefresh(t *testing.T) {
 	store := home(t, "follow")
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	s := remote(srv.URL, config.HTTP)
-	if _, err := login(t, s, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Load(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := rec.Token.AccessToken
-	rec.LoggedInAt = time.Now().Add(-time.Hour)
-	rec.Token.Expiry = time.Now().Add(-time.Minute)
-	if err := store.Save(rec); err != nil {
-		t.Fatal(err)
-	}
+	var old string
+	loginExpired(t, store, s, func(rec *oauth.Record) {
+		old = rec.Token.AccessToken
+		rec.LoggedInAt = time.Now().Add(-time.Hour) // not a fresh token
+	})
 	c := oauth.NewClient("", "dev", s)
 	unauthorized := func() (*http.Request, *http.Response) {
 		req, _ := http.NewRequest(http.MethodPost, s.URL, nil)
@@ -483,17 +455,7 @@ func TestRefreshWhileTheAuthorizationServerIsDown(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{})
 	s := remote(srv.URL, config.HTTP)
 	s.MaxRetries = 1
-	if _, err := login(t, s, 20*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := store.Load(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Token.Expiry = time.Now().Add(-time.Minute)
-	if err := store.Save(rec); err != nil {
-		t.Fatal(err)
-	}
+	loginExpired(t, store, s, nil)
 	srv.StopAuthServer()
 	got := open(t, ctx30(t), newWorkbench(t, s))
 	want := "server 'linear' (toolbox 'dev'): the authorization server did not answer a refresh of the login: dial tcp"
@@ -558,5 +520,25 @@ func TestDiscoveryOfAPublicServerStaysPublic(t *testing.T) {
 	metadata := local.URL + "/.well-known/oauth-protected-resource/mcp"
 	if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", oauth.HTTPClientFor(local.URL+"/mcp")); err != nil || asked.Load() != 1 {
 		t.Errorf("a loopback server's own discovery: err = %v, requests %d", err, asked.Load())
+	}
+}
+
+// loginExpired logs in to s and makes the stored access token expired, as
+// time would, after edit (if any) has changed the record further.
+func loginExpired(t *testing.T, store *oauth.Store, s *config.Server, edit func(*oauth.Record)) {
+	t.Helper()
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Token.Expiry = time.Now().Add(-time.Minute)
+	if edit != nil {
+		edit(rec)
+	}
+	if err := store.Save(rec); err != nil {
+		t.Fatal(err)
 	}
 }
