@@ -113,7 +113,7 @@ func NewClient(configPath, toolbox string, s *config.Server) *Client {
 		Toolbox: toolbox, Server: s.Name, cfg: s,
 		command: loginCommand(configPath, toolbox, s.Name),
 		store:   store, storeErr: err,
-		http: sync.OnceValue(func() *http.Client { return httpClientFor(s.URL) }),
+		http: sync.OnceValue(func() *http.Client { return httpClientFor(s) }),
 	}
 }
 
@@ -141,11 +141,12 @@ func (c *Client) failed(reason string, err error) *Error {
 	return &Error{Toolbox: c.Toolbox, Server: c.Server, Reason: reason, Err: err}
 }
 
-// loadLocked reads the stored record once per connection. A record for
-// another client or authorization server than the configuration names is
-// not used.
+// loadLocked reads the stored record once per connection while it is
+// usable, and again at each use while there is none (a login made since
+// counts). A record for another client or authorization server than the
+// configuration names is not used.
 func (c *Client) loadLocked() {
-	if c.loaded {
+	if c.loaded && c.rec != nil && c.loadErr == nil {
 		return
 	}
 	c.loaded = true
@@ -230,11 +231,17 @@ func (c *Client) refreshLocked(seen string) error {
 	release, err := c.store.Lock(ctx, c.cfg.URL)
 	if err != nil {
 		e := c.failed("cannot refresh the login: "+err.Error(), err)
-		e.Transient = true
+		var fe *fileError
+		e.Transient = !errors.As(err, &fe) // a folder open to others stays so
 		return e
 	}
 	defer release()
 	rec, err := c.store.Load(c.cfg.URL)
+	if err == nil && rec != nil {
+		if reason := mismatch(rec, c.cfg); reason != "" {
+			err = errors.New(reason) // a login another configuration made
+		}
+	}
 	switch {
 	case err != nil:
 		c.rec, c.loadErr = nil, err
@@ -261,12 +268,17 @@ func (c *Client) refreshLocked(seen string) error {
 	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, c.http()), &oauth2.Token{RefreshToken: rec.Token.RefreshToken}).Token()
 	if err != nil {
 		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
+		var e *Error
+		switch {
+		case errors.As(err, &re) && !unavailable(re):
 			// Revoked, expired or unknown refresh token: only a login helps.
 			return c.needsLogin("the authorization server refused to refresh the login ("+describeRetrieveError(re)+")", errNoDetail)
+		case re != nil:
+			e = c.failed("the authorization server could not refresh the login just now ("+describeRetrieveError(re)+")", errNoDetail)
+		default:
+			e = c.failed("the authorization server did not answer a refresh of the login: "+describe(err), redactURLError(err))
 		}
-		e := c.failed("the authorization server did not answer a refresh of the login: "+describe(err), redactURLError(err))
-		e.Transient = true
+		e.Transient = true // it may be back a moment later
 		return e
 	}
 	if tok.RefreshToken == "" {
@@ -278,6 +290,16 @@ func (c *Client) refreshLocked(seen string) error {
 	}
 	c.rec, c.fresh = rec, time.Now()
 	return nil
+}
+
+// unavailable reports whether a token endpoint's refusal is an outage or a
+// rate limit (HTTP 5xx or 429 without an OAuth error code), which passes,
+// rather than a refusal of the refresh token, which a login mends.
+func unavailable(re *oauth2.RetrieveError) bool {
+	if re.ErrorCode != "" || re.Response == nil {
+		return false
+	}
+	return re.Response.StatusCode >= 500 || re.Response.StatusCode == http.StatusTooManyRequests
 }
 
 // errNoDetail stands for an error whose text may quote a server's answer.
@@ -324,7 +346,12 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		}
 		// Step-up: the next login asks for these scopes besides its own.
 		scopes := bearerParam(challenges, "scope")
-		c.rememberStepUp(strings.Fields(scopes))
+		switch {
+		case scopes == "":
+			return c.needsLogin("the server asks for scopes the login was not granted, without naming them; list them in the entry's oauth.scopes, then log in again", nil)
+		case !c.rememberStepUp(strings.Fields(scopes)):
+			return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q); list them in the entry's oauth.scopes, then log in again", scopes), nil)
+		}
 		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q), which the next login asks for", scopes), nil)
 	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
@@ -341,6 +368,8 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return c.needsLogin(c.loadErr.Error(), c.loadErr)
 	case c.rec == nil:
 		return c.needsLogin("the server asks for an OAuth login and none is stored", nil)
+	case sent == "" && c.rec.usable():
+		return nil // a login since this request was sent: send it again with it
 	case sent == "":
 		return c.needsLogin("the stored login could not be used", nil)
 	case sent != c.rec.Token.AccessToken && c.rec.usable():
@@ -352,28 +381,29 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 }
 
 // rememberStepUp adds scopes to the stored login's step-up scopes, under
-// the store's lock. Without a stored login there is nothing to add to.
-func (c *Client) rememberStepUp(scopes []string) {
-	if len(scopes) == 0 || c.store == nil {
-		return
+// the store's lock, and reports whether they are noted there. Without a
+// usable stored login there is nothing to add to.
+func (c *Client) rememberStepUp(scopes []string) bool {
+	if c.store == nil {
+		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
 	defer cancel()
 	release, err := c.store.Lock(ctx, c.cfg.URL)
 	if err != nil {
-		return
+		return false
 	}
 	defer release()
 	rec, err := c.store.Load(c.cfg.URL)
-	if err != nil || rec == nil {
-		return
+	if err != nil || rec == nil || mismatch(rec, c.cfg) != "" {
+		return false
 	}
 	union := unionScopes(rec.StepUp, scopes)
 	if len(union) == len(rec.StepUp) {
-		return
+		return true
 	}
 	rec.StepUp = union
-	_ = c.store.Save(rec) // at worst the next 403 says it again
+	return c.store.Save(rec) == nil
 }
 
 // unionScopes is a and b without repeats, sorted.
@@ -469,13 +499,15 @@ func needsAuth(resp *http.Response) bool {
 	return bearerParam(cs, "error") == "insufficient_scope"
 }
 
-// httpClientFor is the client for discovery and token requests of a server
-// at serverURL. The SDK's discovery protections stay on (no redirects into
-// private or loopback addresses, no dials into private ones), and a public
-// server's requests do not dial loopback addresses either, which the SDK
-// leaves open for local development. A server whose own address is
-// private or loopback may have its authorization server there too.
-func httpClientFor(serverURL string) *http.Client {
+// httpClientFor is the client for discovery and token requests of server
+// s. The SDK's discovery protections stay on (no redirects into private or
+// loopback addresses, no dials into private ones), and a public server's
+// requests do not dial loopback addresses either, which the SDK leaves open
+// for local development. A server whose own address is private or
+// loopback may have its authorization server there too, and so may one
+// whose entry names its authorization server's metadata on such an
+// address (oauth.authServerMetadataUrl): the configuration is the user's.
+func httpClientFor(s *config.Server) *http.Client {
 	base, _ := http.DefaultTransport.(*http.Transport)
 	if base == nil {
 		return http.DefaultClient
@@ -485,7 +517,7 @@ func httpClientFor(serverURL string) *http.Client {
 	t.DialContext = nil
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	switch {
-	case isPrivateHost(serverURL):
+	case isPrivateHost(s.URL) || (s.OAuth != nil && s.OAuth.AuthServerMetadataURL != "" && isPrivateHost(s.OAuth.AuthServerMetadataURL)):
 		// The SDK leaves the dialing of a transport with its own dialer alone.
 		t.DialContext = dialer.DialContext
 	case !proxied(t):

@@ -89,7 +89,7 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultLoginTimeout
 	}
-	hc := httpClientFor(s.URL)
+	hc := httpClientFor(s)
 
 	probeCtx, cancelProbe := context.WithTimeout(ctx, s.ConnectionTimeout+time.Second)
 	defer cancelProbe()

@@ -467,6 +467,52 @@ func TestRefreshWhileTheAuthorizationServerIsDown(t *testing.T) {
 	}
 }
 
+// A token endpoint that is down (503) or limiting (429) is an outage, not
+// a refused login: the start is retried, and nobody is sent to log in.
+func TestRefreshDuringAnOutage(t *testing.T) {
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			store := home(t, "follow")
+			srv := oauthtest.Start(t, oauthtest.Options{})
+			s := remote(srv.URL, config.HTTP)
+			s.MaxRetries = 1
+			loginExpired(t, store, s, nil)
+			srv.FailTokens(status)
+			got := open(t, ctx30(t), newWorkbench(t, s))
+			want := fmt.Sprintf("server 'linear' (toolbox 'dev'): the authorization server could not refresh the login just now (HTTP %d)", status)
+			if !strings.Contains(got["linear"], want) || !strings.Contains(got["linear"], "(2 attempts)") || strings.Contains(got["linear"], "mcp-workbench login") {
+				t.Errorf("linear = %q\nwant %q after 2 attempts, and no login asked for", got["linear"], want)
+			}
+			srv.FailTokens(0)
+			if out := use(t, newWorkbench(t, s)); !strings.Contains(out, "you are logged in") {
+				t.Errorf("use_tool once the authorization server is back: %s", out)
+			}
+		})
+	}
+}
+
+// A login made while a client has none stored (after a logout, say) is
+// taken at the next request, without a new connection.
+func TestLoginAfterLogoutWithoutReconnecting(t *testing.T) {
+	home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	s := remote(srv.URL, config.HTTP)
+	c := oauth.NewClient("", "dev", s)
+	if ts, err := c.TokenSource(context.Background()); ts != nil || err != nil {
+		t.Fatalf("token source before any login: %v, %v", ts, err)
+	}
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := c.TokenSource(context.Background())
+	if err != nil || ts == nil {
+		t.Fatalf("token source after the login: %v, %v", ts, err)
+	}
+	if tok, err := ts.Token(); err != nil || !srv.Holds(tok.AccessToken) {
+		t.Errorf("token after the login: %v", err)
+	}
+}
+
 // A token folder that other users can read is refused before the browser
 // opens, not after the user has logged in.
 func TestLoginRefusesAnOpenTokenFolder(t *testing.T) {
@@ -504,7 +550,7 @@ func TestDiscoveryOfAPublicServerStaysPublic(t *testing.T) {
 
 	// 203.0.113.0/24 is for documentation: public as far as the workbench
 	// can tell; nothing is dialled there, and nothing at 10.1.2.3 either.
-	public := oauth.HTTPClientFor("https://203.0.113.7/mcp")
+	public := oauth.HTTPClientFor("https://203.0.113.7/mcp", "")
 	for metadata, want := range map[string]string{
 		local.URL + "/.well-known/oauth-protected-resource/mcp": "a public server's authorization may not lead to a private or loopback address",
 		"https://10.1.2.3/.well-known/oauth-protected-resource": "refers to a non-public address", // the SDK's own check
@@ -518,8 +564,13 @@ func TestDiscoveryOfAPublicServerStaysPublic(t *testing.T) {
 		t.Errorf("a public server's discovery reached the loopback server")
 	}
 	metadata := local.URL + "/.well-known/oauth-protected-resource/mcp"
-	if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", oauth.HTTPClientFor(local.URL+"/mcp")); err != nil || asked.Load() != 1 {
+	if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", oauth.HTTPClientFor(local.URL+"/mcp", "")); err != nil || asked.Load() != 1 {
 		t.Errorf("a loopback server's own discovery: err = %v, requests %d", err, asked.Load())
+	}
+	// A public server whose entry names an authorization server on a
+	// private address: the user's own configuration says so.
+	if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadata, local.URL+"/mcp", oauth.HTTPClientFor("https://203.0.113.7/mcp", local.URL+"/as.json")); err != nil || asked.Load() != 2 {
+		t.Errorf("a public server with a configured private authorization server: err = %v, requests %d", err, asked.Load())
 	}
 }
 

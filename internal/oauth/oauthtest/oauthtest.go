@@ -102,6 +102,7 @@ type Server struct {
 	refresh map[string]string    // refresh token → client id
 
 	Logins, Refreshes, Registrations, Calls atomic.Int32
+	tokenFailure                            atomic.Int32
 	as                                      *http.Server
 	asLn                                    net.Listener
 }
@@ -211,6 +212,10 @@ func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth
 	}
 	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: exp}, nil
 }
+
+// FailTokens makes the token endpoint answer every request with status
+// and no OAuth error (an outage, a rate limit); 0 ends that.
+func (s *Server) FailTokens(status int) { s.tokenFailure.Store(int32(status)) }
 
 // StopAuthServer makes the authorization server unreachable.
 func (s *Server) StopAuthServer() { s.as.Close() }
@@ -324,6 +329,10 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if status := s.tokenFailure.Load(); status != 0 {
+		http.Error(w, "try again later", int(status))
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, 400, map[string]string{"error": "invalid_request"})
 		return
