@@ -427,7 +427,7 @@ func (s *Server) redact(err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := frame.ExplainText(err.Error())
+	msg := frame.ExplainError(err)
 	if s.query != "" {
 		msg = strings.ReplaceAll(msg, s.query, "…")
 	}

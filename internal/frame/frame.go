@@ -353,7 +353,7 @@ func Explain(err error) string {
 		if te.Field != "" {
 			where = fmt.Sprintf(" at %q", te.Field)
 		}
-		return fmt.Sprintf("expected %s%s, got %s", jsonKind(te.Type.Kind().String()), where, kindOf(te.Value))
+		return fmt.Sprintf("expected %s%s, got %s", jsonKind(te.Type.Kind().String()), where, valueKind(te.Value))
 	}
 	var se *sj.SyntaxError
 	if errors.As(err, &se) {
@@ -366,7 +366,32 @@ func Explain(err error) string {
 // unmarshal X into Go struct field T.f of type Y" (T may hold spaces) or
 // "into Go value of type Y", where X is a JSON kind (encoding/json) or a
 // quoted piece of the input (segmentio's decoder, which the MCP SDK uses).
-var unmarshalText = regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*"|\w+) into Go (?:struct field .*?\.([\w-]+)|value) of type (\S*interface \{\}|\S+)`)
+var unmarshalText = regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*"|\w+(?: [-+.\w]+)?) into Go (?:struct field .*?\.([\w-]+)|value) of type (\S*interface \{\}|\S+)`)
+
+// ExplainError is err's text with the JSON decoding error in it said as
+// Explain says it. When the error is in err's chain, what its text holds
+// after it is dropped (the MCP SDK's and oauthex's errors end with the
+// input, which may hold a secret); otherwise the text is rewritten as
+// ExplainText does.
+func ExplainError(err error) string {
+	msg := err.Error()
+	var te *sj.UnmarshalTypeError
+	var se *sj.SyntaxError
+	var inner error
+	switch {
+	case errors.As(err, &te):
+		inner = te
+	case errors.As(err, &se):
+		inner = se
+	default:
+		return ExplainText(msg)
+	}
+	prefix := ""
+	if i := strings.Index(msg, inner.Error()); i >= 0 {
+		prefix = ExplainText(unmarshalingInto.ReplaceAllString(msg[:i], ""))
+	}
+	return prefix + Explain(inner)
+}
 
 // unmarshalingInto is the MCP SDK's preface to a decoding error: the input
 // and the Go type it was decoded into.
@@ -379,12 +404,7 @@ func ExplainText(msg string) string {
 	msg = unmarshalingInto.ReplaceAllString(msg, "")
 	return unmarshalText.ReplaceAllStringFunc(msg, func(m string) string {
 		s := unmarshalText.FindStringSubmatch(m)
-		got := s[1]
-		if strings.HasPrefix(got, `"`) {
-			got = kindOf(got)
-		} else {
-			got = jsonKind(got)
-		}
+		got := valueKind(s[1])
 		where := ""
 		if s[2] != "" {
 			where = fmt.Sprintf(" at %q", s[2])
@@ -408,6 +428,19 @@ func goTypeKind(t string) string {
 		return jsonKind(t)
 	}
 	return jsonKind("struct")
+}
+
+// valueKind names the kind of JSON a decoder's type error says came: a
+// quoted piece of the input (segmentio's decoder) or the kind's name
+// (encoding/json: "string", "number 300" for a number out of range).
+func valueKind(v string) string {
+	if f := strings.Fields(v); len(f) > 0 && !strings.HasPrefix(v, `"`) {
+		switch f[0] {
+		case "string", "number", "object", "array", "bool", "null":
+			return jsonKind(f[0])
+		}
+	}
+	return kindOf(v)
 }
 
 // kindOf names the kind of the JSON value that raw starts with (the

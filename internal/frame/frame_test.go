@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -210,6 +211,7 @@ func TestExplainText(t *testing.T) {
 		`json: cannot unmarshal number into Go struct field AuthServerMeta.issuer of type string`:                                                                                                      `expected a string at "issuer", got a number`,
 		`json: cannot unmarshal array into Go value of type map[string]interface {}`:                                                                                                                   `expected an object, got an array`,
 		`handling 'tools/call': invalid params: unmarshaling "{\"name\":5}" into a *mcp.CallToolParamsRaw: json: cannot unmarshal "5}" into Go struct field mcp.CallToolParamsRaw.name of type string`: `handling 'tools/call': invalid params: expected a string at "name", got a number`,
+		`json: cannot unmarshal number 300 into Go struct field T.port of type uint8`: `expected a number at "port", got a number`,
 		`nothing to rewrite`: `nothing to rewrite`,
 	} {
 		if got := ExplainText(in); got != want {
@@ -242,5 +244,27 @@ func TestTooDeep(t *testing.T) {
 	}
 	if _, err := Decode([]byte(deep(MaxDepth))); err != nil {
 		t.Errorf("Decode at the limit: %v", err)
+	}
+}
+
+// TestExplainError keeps what precedes a decoding error in the chain and
+// drops what follows it (oauthex ends with the answer, which may hold a
+// secret).
+func TestExplainError(t *testing.T) {
+	var v struct {
+		ID int64 `json:"client_id_issued_at"`
+	}
+	body := `{"client_secret":"s3cret (x","client_id_issued_at":"yesterday"}`
+	decodeErr := json.Unmarshal([]byte(body), &v)
+	err := fmt.Errorf("failed to register client: failed to decode successful registration response: %w (%s)", decodeErr, body)
+	want := `failed to register client: failed to decode successful registration response: expected a number at "client_id_issued_at", got a string`
+	if got := ExplainError(err); got != want {
+		t.Errorf("ExplainError = %s\nwant %s", got, want)
+	}
+	if _, decodeErr = Decode([]byte(`{"a": }`)); decodeErr == nil {
+		t.Fatal("Decode of bad JSON succeeded")
+	}
+	if got := ExplainError(fmt.Errorf("reading: %w (%s)", decodeErr, "s3cret")); !strings.HasPrefix(got, "reading: not valid JSON") || strings.Contains(got, "s3cret") {
+		t.Errorf("ExplainError of a syntax error = %s", got)
 	}
 }

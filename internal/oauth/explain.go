@@ -22,7 +22,7 @@ func describe(err error) string {
 	case errors.As(err, &ue):
 		return describe(ue.Err) // without the URL, whose query may hold a secret
 	}
-	return plain(err.Error())
+	return plain(frame.ExplainError(err))
 }
 
 var (
@@ -31,10 +31,9 @@ var (
 	decodeBody         = regexp.MustCompile(`(?s)(failed to decode [^:]*response: .*?) \(.*`)
 )
 
-// plain rewrites an error text of the SDK into the user's terms (see
-// describe).
+// plain drops the answers' bodies that oauthex's registration errors end
+// with (see describe).
 func plain(msg string) string {
 	msg = registrationStatus.ReplaceAllString(msg, "registration refused with HTTP $1")
-	msg = decodeBody.ReplaceAllString(msg, "$1")
-	return frame.ExplainText(msg)
+	return decodeBody.ReplaceAllString(msg, "$1")
 }

@@ -340,7 +340,7 @@ func TestLoginFaults(t *testing.T) {
 			if !strings.Contains(err.Error(), "server 'linear' (toolbox 'dev')") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q\nwant it to name the server and contain %q", err, tt.want)
 			}
-			for _, never := range []string{oauthtest.RegistrationSecret, "Go struct", "Go value", "oauthex."} {
+			for _, never := range []string{oauthtest.RegistrationSecret, "s3cr3t", "Go struct", "Go value", "oauthex."} {
 				if strings.Contains(err.Error(), never) {
 					t.Errorf("error %q shows %q", err, never)
 				}

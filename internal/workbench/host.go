@@ -162,7 +162,7 @@ func (c *hostConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // decoding errors name the Go types it decodes into.
 func (c *hostConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if r, ok := msg.(*jsonrpc.Response); ok && r.Error != nil {
-		if text := frame.ExplainText(r.Error.Error()); text != r.Error.Error() {
+		if text := frame.ExplainError(r.Error); text != r.Error.Error() {
 			plain := &jsonrpc.Error{Message: text}
 			var wire *jsonrpc.Error
 			if errors.As(r.Error, &wire) {

@@ -85,7 +85,7 @@ type Options struct {
 
 // RegistrationSecret is the client secret of a MistypedRegistration: it
 // must appear in no error.
-const RegistrationSecret = "dcr-secret-never-shown"
+const RegistrationSecret = "s3cr3t (dcr) never shown"
 
 // Server is a protected MCP server and its authorization server.
 type Server struct {
