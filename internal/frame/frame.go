@@ -436,7 +436,12 @@ func goTypeKind(t string) string {
 func valueKind(v string) string {
 	if f := strings.Fields(v); len(f) > 0 && !strings.HasPrefix(v, `"`) {
 		switch f[0] {
-		case "string", "number", "object", "array", "bool", "null":
+		case "number":
+			if len(f) > 1 {
+				return "a number out of its range"
+			}
+			return jsonKind(f[0])
+		case "string", "object", "array", "bool", "null":
 			return jsonKind(f[0])
 		}
 	}

@@ -211,7 +211,7 @@ func TestExplainText(t *testing.T) {
 		`json: cannot unmarshal number into Go struct field AuthServerMeta.issuer of type string`:                                                                                                      `expected a string at "issuer", got a number`,
 		`json: cannot unmarshal array into Go value of type map[string]interface {}`:                                                                                                                   `expected an object, got an array`,
 		`handling 'tools/call': invalid params: unmarshaling "{\"name\":5}" into a *mcp.CallToolParamsRaw: json: cannot unmarshal "5}" into Go struct field mcp.CallToolParamsRaw.name of type string`: `handling 'tools/call': invalid params: expected a string at "name", got a number`,
-		`json: cannot unmarshal number 300 into Go struct field T.port of type uint8`:                                                                                                                  `expected a number at "port", got a number`,
+		`json: cannot unmarshal number 300 into Go struct field T.port of type uint8`:                                                                                                                  `expected a number at "port", got a number out of its range`,
 		`nothing to rewrite`: `nothing to rewrite`,
 	} {
 		if got := ExplainText(in); got != want {
