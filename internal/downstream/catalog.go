@@ -66,9 +66,7 @@ func (s *Server) ChangedSinceShown() bool {
 func (s *Server) listed(ts *ToolSet, kept, pages []json.RawMessage) {
 	s.mu.Lock()
 	s.listedTools = ts
-	if s.shown != nil && !sameTools(s.shown, ts) {
-		s.changed = true
-	}
+	s.changed = s.shown != nil && !sameTools(s.shown, ts) // the newest list decides
 	s.mu.Unlock()
 	if s.catalogKey == "" {
 		return
