@@ -235,8 +235,8 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 // LoadUnsetAsWarnings is [LoadWith] for a look at the file from a shell
 // (validate): a ${VAR} that lookup does not know is a warning, not an
 // error, since the environment the host starts the workbench in is not the
-// shell's. The values it leaves are empty; the configuration is for
-// reading, not for running.
+// shell's. Such a variable stands for its own name in the values; the
+// configuration is for reading, not for running.
 func LoadUnsetAsWarnings(path string, lookup LookupFunc) (*Config, error) {
 	cfg, _, err := readAndLoad(path, lookup, true)
 	return cfg, err
@@ -328,7 +328,6 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 	}
 	v.addSchemaProblems(sp)
 	cfg := v.config(root, info)
-	v.settleUnset()
 	if len(v.problems) > 0 {
 		sortProblems(root, v.problems)
 		return nil, &Error{Problems: v.problems}

@@ -475,6 +475,11 @@ func TestUnsetAsWarnings(t *testing.T) {
 	if _, err := LoadWith(path, env(nil)); err == nil || !strings.Contains(err.Error(), "WB_TEST_CMD is not set") {
 		t.Errorf("LoadWith: %v", err)
 	}
+	// A value that is wrong whatever the variable holds stays an error.
+	path = write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "x", "connectionTimeoutMs": "${WB_TEST_T}"}}}}}`)
+	if _, err := LoadUnsetAsWarnings(path, env(nil)); err == nil || !strings.Contains(err.Error(), "connectionTimeoutMs") {
+		t.Errorf("LoadUnsetAsWarnings of a number given as a string: %v", err)
+	}
 	path = write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "${WB_TEST_CMD}", "connectionTimeoutMs": "x"}}}}}`)
 	if _, err := LoadUnsetAsWarnings(path, env(nil)); err == nil || !strings.Contains(err.Error(), "connectionTimeoutMs") || strings.Contains(err.Error(), "WB_TEST_CMD") {
 		t.Errorf("LoadUnsetAsWarnings with another problem: %v", err)

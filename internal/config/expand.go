@@ -36,15 +36,15 @@ func Expand(s string, lookup LookupFunc) (string, error) {
 // nothing for a string Expand cannot read at all.
 func UnsetVars(s string, lookup LookupFunc) []string {
 	var names []string
-	if _, err := expand(s, lookup, func(name string) { names = append(names, name) }); err != nil {
+	if _, err := expand(s, lookup, func(name string) string { names = append(names, name); return "" }); err != nil {
 		return nil
 	}
 	return names
 }
 
 // expand is [Expand]; if unset is not nil, it is told each variable that
-// is unset without a default, which then expands to nothing.
-func expand(s string, lookup LookupFunc, unset func(name string)) (string, error) {
+// is unset without a default, which then expands to what it returns.
+func expand(s string, lookup LookupFunc, unset func(name string) string) (string, error) {
 	i := strings.Index(s, "${")
 	if i < 0 {
 		return s, nil
@@ -86,7 +86,7 @@ func expand(s string, lookup LookupFunc, unset func(name string)) (string, error
 		case hasDef && v == "":
 			v = def
 		case !ok && unset != nil:
-			unset(name)
+			v = unset(name)
 		case !ok:
 			return "", &unsetVarError{Name: name}
 		}

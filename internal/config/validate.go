@@ -2,9 +2,7 @@ package config
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -22,40 +20,21 @@ type validator struct {
 	problems []Problem
 	warnings []string
 	// unsetWarns makes a ${VAR} that lookup does not know a warning, not a
-	// problem (see [LoadUnsetAsWarnings]); unset holds where each was.
+	// problem (see [LoadUnsetAsWarnings]).
 	unsetWarns bool
-	unset      map[string]string // path → the warning
 }
 
-// expandProblem notes a ${VAR} that did not expand at path p.
-func (v *validator) expandProblem(p, prefix string, err error) {
-	var ue *unsetVarError
-	if v.unsetWarns && errors.As(err, &ue) {
-		if v.unset == nil {
-			v.unset = map[string]string{}
-		}
-		v.unset[p] = Problem{Path: p, Msg: fmt.Sprintf("%senvironment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", prefix, ue.Name, ue.Name)}.String()
+// expandAt is [Expand] of s, found at path p. With unsetWarns an unset
+// variable is a warning, and stands for its own name in the value: a
+// placeholder that any string, command or host name takes.
+func (v *validator) expandAt(s, p string) (string, error) {
+	if !v.unsetWarns {
+		return Expand(s, v.lookup)
 	}
-	v.problem(p, "%s%v", prefix, err)
-}
-
-// settleUnset turns the problems of unset variables into warnings, with
-// any other problem at their places (a value they left empty).
-func (v *validator) settleUnset() {
-	if len(v.unset) == 0 {
-		return
-	}
-	kept := v.problems[:0]
-	for _, p := range v.problems {
-		if _, ok := v.unset[p.Path]; !ok {
-			kept = append(kept, p)
-		}
-	}
-	v.problems = kept
-	paths := slices.Sorted(maps.Keys(v.unset))
-	for _, p := range paths {
-		v.warnings = append(v.warnings, v.unset[p])
-	}
+	return expand(s, v.lookup, func(name string) string {
+		v.warn(p, "environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)
+		return name
+	})
 }
 
 func (v *validator) problem(path, format string, args ...any) {
@@ -97,9 +76,9 @@ func (v *validator) addSchemaProblems(ps []Problem) {
 func (v *validator) expand(n *node, p string) *node {
 	switch n.kind {
 	case kString:
-		s, err := Expand(n.str, v.lookup)
+		s, err := v.expandAt(n.str, p)
 		if err != nil {
-			v.expandProblem(p, "", err)
+			v.problem(p, "%v", err)
 			return n
 		}
 		return &node{kind: kString, str: s}
@@ -114,9 +93,9 @@ func (v *validator) expand(n *node, p string) *node {
 		seen := map[string]bool{}
 		for i, rawKey := range n.keys {
 			keyPath := JoinPath(p, rawKey)
-			key, err := Expand(rawKey, v.lookup)
+			key, err := v.expandAt(rawKey, keyPath)
 			if err != nil {
-				v.expandProblem(keyPath, "in the key: ", err)
+				v.problem(keyPath, "in the key: %v", err)
 				key = rawKey
 			}
 			childPath := JoinPath(p, key)

@@ -56,8 +56,10 @@ type Watcher struct {
 // configuration that does not validate, a *[Error] listing every problem
 // with its JSON path — and nil; the caller then keeps serving the
 // configuration it has. A save that leaves the bytes as they were at the
-// last reload calls nothing. The first event after Watch starts always
-// reloads (the file may have changed since the caller loaded it).
+// last reload calls nothing. With opts.Loaded, the file is compared with
+// it as soon as the watch begins, and an edit made in between is reloaded;
+// without, the first event after Watch starts always reloads (the file may
+// have changed since the caller loaded it).
 // Errors of the watch itself come to onChange too, wrapped, with a nil
 // configuration; after a lost-events overflow the file is reloaded.
 //
