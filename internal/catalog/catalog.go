@@ -103,9 +103,9 @@ type Entry struct {
 	Hint *Hint
 }
 
-// Expires returns when the entry stops being usable, and false if it has
+// expires returns when the entry stops being usable, and false if it has
 // no end (no hint).
-func (e *Entry) Expires() (time.Time, bool) {
+func (e *Entry) expires() (time.Time, bool) {
 	if e.Hint == nil {
 		return time.Time{}, false
 	}
@@ -302,15 +302,15 @@ func toolsSum(tools []json.RawMessage) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Miss reasons that callers may test for; other reasons describe a file
+// Miss reasons (the tests look for them); other reasons describe a file
 // that did not check out.
 const (
-	ReasonNone    = "no entry"
-	ReasonExpired = "expired"
+	reasonNone    = "no entry"
+	reasonExpired = "expired"
 )
 
 // Get returns the entry for key. On a miss it returns false and why, for
-// a debug log: ReasonNone, ReasonExpired (the server's ttlMs has passed),
+// a debug log: reasonNone, reasonExpired (the server's ttlMs has passed),
 // or what is wrong with the file. A file that does not check out is never
 // trusted, and the next Put replaces it.
 func (c *Catalog) Get(key string) (*Entry, bool, string) {
@@ -319,7 +319,7 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 	}
 	f, err := os.Open(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, ReasonNone
+		return nil, false, reasonNone
 	}
 	if err != nil {
 		return nil, false, fmt.Sprintf("unreadable: %v", err)
@@ -359,8 +359,8 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 		}
 	}
 	e := &Entry{Key: key, Tools: fl.Tools, Stored: fl.Stored, Hint: fl.Hint}
-	if exp, ok := e.Expires(); ok && !c.now().Before(exp) {
-		return nil, false, ReasonExpired
+	if exp, ok := e.expires(); ok && !c.now().Before(exp) {
+		return nil, false, reasonExpired
 	}
 	if fi, err := f.Stat(); err == nil && c.now().Sub(fi.ModTime()) > touchAfter {
 		now := c.now()

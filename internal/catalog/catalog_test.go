@@ -251,7 +251,7 @@ func TestPutGetHit(t *testing.T) {
 	if e.Hint != nil || e.Key != key {
 		t.Errorf("Hint = %v, Key = %q", e.Hint, e.Key)
 	}
-	if _, ok := e.Expires(); ok {
+	if _, ok := e.expires(); ok {
 		t.Error("an entry without a hint expires")
 	}
 
@@ -273,7 +273,7 @@ func TestPutGetHit(t *testing.T) {
 
 func TestMiss(t *testing.T) {
 	c := open(t)
-	if _, ok, reason := c.Get(Key(testServer(), "2025-11-25")); ok || reason != ReasonNone {
+	if _, ok, reason := c.Get(Key(testServer(), "2025-11-25")); ok || reason != reasonNone {
 		t.Errorf("empty catalog: ok %v, reason %q", ok, reason)
 	}
 	for _, bad := range []string{"", "../../etc/passwd", strings.Repeat("A", 64), strings.Repeat("a", 63), strings.Repeat("g", 64)} {
@@ -306,11 +306,11 @@ func TestExpiry(t *testing.T) {
 	if *e.Hint != (Hint{TTLMs: 1000, CacheScope: "private"}) {
 		t.Errorf("Hint = %+v", e.Hint)
 	}
-	if exp, ok := e.Expires(); !ok || !exp.Equal(e.Stored.Add(time.Second)) {
+	if exp, ok := e.expires(); !ok || !exp.Equal(e.Stored.Add(time.Second)) {
 		t.Errorf("Expires = %v, %v", exp, ok)
 	}
 	clk.add(time.Millisecond)
-	if _, ok, reason := c.Get(key); ok || reason != ReasonExpired {
+	if _, ok, reason := c.Get(key); ok || reason != reasonExpired {
 		t.Errorf("at its ttlMs: ok %v, reason %q", ok, reason)
 	}
 
@@ -318,7 +318,7 @@ func TestExpiry(t *testing.T) {
 	if err := c.Put(key, tools, &Hint{TTLMs: 0, CacheScope: "public"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, reason := c.Get(key); ok || reason != ReasonExpired {
+	if _, ok, reason := c.Get(key); ok || reason != reasonExpired {
 		t.Errorf("ttlMs 0: ok %v, reason %q", ok, reason)
 	}
 	// An expired entry is replaced by the next Put.
@@ -422,7 +422,7 @@ func TestPutRejectsNonTools(t *testing.T) {
 			t.Errorf("Put took the tool %q", tool)
 		}
 	}
-	if _, ok, reason := c.Get(key); ok || reason != ReasonNone {
+	if _, ok, reason := c.Get(key); ok || reason != reasonNone {
 		t.Errorf("a refused Put left an entry: ok %v, reason %q", ok, reason)
 	}
 	assertNoTemps(t, c.Dir())
@@ -440,7 +440,7 @@ func TestDelete(t *testing.T) {
 	if err := c.Delete(key); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, reason := c.Get(key); ok || reason != ReasonNone {
+	if _, ok, reason := c.Get(key); ok || reason != reasonNone {
 		t.Errorf("after Delete: ok %v, reason %q", ok, reason)
 	}
 }
@@ -668,7 +668,7 @@ func TestConcurrentWriters(t *testing.T) {
 				}
 				e, ok, reason := c.Get(key)
 				if !ok {
-					if reason != ReasonNone {
+					if reason != reasonNone {
 						errs <- fmt.Errorf("read a damaged entry: %s", reason)
 						return
 					}

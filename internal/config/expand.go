@@ -17,7 +17,7 @@ func (e *unsetVarError) Error() string {
 	return fmt.Sprintf("environment variable %s is not set (set it, or write ${%s:-default})", e.Name, e.Name)
 }
 
-// Expand replaces ${VAR} and ${VAR:-default} in s with values from lookup.
+// expandVars replaces ${VAR} and ${VAR:-default} in s with values from lookup.
 //
 // ${VAR:-default} takes the default when VAR is unset or empty, as in the
 // shell. The default is literal text up to the first "}" and is not expanded
@@ -27,12 +27,12 @@ func (e *unsetVarError) Error() string {
 // Cursor's spellings work too, so that its entries copy over unchanged:
 // ${env:VAR} is ${VAR}, and ${userHome} is the home folder unless a
 // variable of that name is set.
-func Expand(s string, lookup LookupFunc) (string, error) {
+func expandVars(s string, lookup LookupFunc) (string, error) {
 	return expand(s, lookup, nil)
 }
 
 // UnsetVars returns the variables that s refers to without a default and
-// that lookup does not know: the ones [Expand] would fail on. It reports
+// that lookup does not know: the ones [expandVars] would fail on. It reports
 // nothing for a string Expand cannot read at all.
 func UnsetVars(s string, lookup LookupFunc) []string {
 	var names []string
@@ -42,7 +42,7 @@ func UnsetVars(s string, lookup LookupFunc) []string {
 	return names
 }
 
-// expand is [Expand]; if unset is not nil, it is told each variable that
+// expand is [expandVars]; if unset is not nil, it is told each variable that
 // is unset without a default, which then expands to what it returns.
 func expand(s string, lookup LookupFunc, unset func(name string) string) (string, error) {
 	i := strings.Index(s, "${")

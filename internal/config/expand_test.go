@@ -42,21 +42,21 @@ func TestExpand(t *testing.T) {
 		{in: "${:-x}", err: "invalid variable name"},
 	}
 	for _, tt := range tests {
-		got, err := Expand(tt.in, testEnv)
+		got, err := expandVars(tt.in, testEnv)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("Expand(%q) = %q, %v; want error containing %q", tt.in, got, err, tt.err)
+				t.Errorf("expandVars(%q) = %q, %v; want error containing %q", tt.in, got, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("Expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("expandVars(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }
 
 func TestExpandUnsetVarError(t *testing.T) {
-	_, err := Expand("a ${NOPE} b", testEnv)
+	_, err := expandVars("a ${NOPE} b", testEnv)
 	var uv *unsetVarError
 	if !errors.As(err, &uv) || uv.Name != "NOPE" {
 		t.Fatalf("err = %#v, want *unsetVarError{NOPE}", err)
@@ -77,26 +77,26 @@ func FuzzExpand(f *testing.F) {
 	}
 	lookup := env(map[string]string{"HOME": "/h", "TOKEN": "t", "A": "a"})
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := Expand(s, lookup)
+		got, err := expandVars(s, lookup)
 		if !strings.Contains(s, "${") {
 			if err != nil || got != s {
-				t.Fatalf("Expand(%q) = %q, %v; want it unchanged", s, got, err)
+				t.Fatalf("expandVars(%q) = %q, %v; want it unchanged", s, got, err)
 			}
 		}
 		if err == nil && strings.Count(got, "${") > strings.Count(s, "$${")+strings.Count(s, "${") {
-			t.Fatalf("Expand(%q) = %q made new references", s, got)
+			t.Fatalf("expandVars(%q) = %q made new references", s, got)
 		}
 		// Literal text around a reference is kept as it is when it holds no "${" or "$".
 		if !strings.Contains(s, "$") {
 			wrapped := s + "${HOME}" + s
-			got, err := Expand(wrapped, lookup)
+			got, err := expandVars(wrapped, lookup)
 			if err != nil || got != s+"/h"+s {
-				t.Fatalf("Expand(%q) = %q, %v; want %q", wrapped, got, err, s+"/h"+s)
+				t.Fatalf("expandVars(%q) = %q, %v; want %q", wrapped, got, err, s+"/h"+s)
 			}
 			if !strings.Contains(s, "}") {
 				def := "${UNSET:-" + s + "}"
-				if got, err := Expand(def, lookup); err != nil || got != s {
-					t.Fatalf("Expand(%q) = %q, %v; want the default %q", def, got, err, s)
+				if got, err := expandVars(def, lookup); err != nil || got != s {
+					t.Fatalf("expandVars(%q) = %q, %v; want the default %q", def, got, err, s)
 				}
 			}
 		}

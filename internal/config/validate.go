@@ -24,12 +24,12 @@ type validator struct {
 	unsetWarns bool
 }
 
-// expandAt is [Expand] of s, found at path p. With unsetWarns an unset
+// expandAt is [expandVars] of s, found at path p. With unsetWarns an unset
 // variable is a warning, and stands for its own name in the value: a
 // placeholder that any string, command or host name takes.
 func (v *validator) expandAt(s, p string) (string, error) {
 	if !v.unsetWarns {
-		return Expand(s, v.lookup)
+		return expandVars(s, v.lookup)
 	}
 	return expand(s, v.lookup, func(name string) string {
 		v.warn(p, "environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)

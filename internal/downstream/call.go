@@ -304,7 +304,7 @@ func (s *Server) shouldRetry(ctx context.Context, t *Tool, err error) bool {
 		return false
 	}
 	var lost *lostError
-	return errors.As(err, &lost) && (t.ReadOnly || t.Idempotent) && !errors.Is(lost.reason, ErrClosed) && ctx.Err() == nil
+	return errors.As(err, &lost) && (t.ReadOnly || t.Idempotent) && !errors.Is(lost.reason, errClosed) && ctx.Err() == nil
 }
 
 // retry starts the server again and makes the call once more, after the
@@ -333,16 +333,16 @@ func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 	ts := c.tools.Load()
 	t := ts.Lookup(name)
 	if t == nil {
-		if ts.Filtered(name) {
+		if ts.isFiltered(name) {
 			return nil, &RefusedError{Reason: "the tool is not offered: the workbench configuration's toolFilters exclude it"}
 		}
-		names := ts.Names()
+		names := ts.offeredNames()
 		if len(names) == 0 {
 			return nil, &RefusedError{Reason: "no such tool; this server offers no tools"}
 		}
 		return nil, &RefusedError{Reason: "no such tool; this server's tools are: " + listNames(names, 30)}
 	}
-	violations, err := t.Validate(args)
+	violations, err := t.validate(args)
 	if err != nil {
 		return nil, &RefusedError{Reason: fmt.Sprintf("arguments are not valid JSON: %v", err)}
 	}

@@ -49,7 +49,7 @@ func TestEverythingServer(t *testing.T) {
 			}
 			echo := ts.Lookup("echo")
 			if echo == nil {
-				t.Fatalf("no echo tool among %v", ts.Names())
+				t.Fatalf("no echo tool among %v", ts.offeredNames())
 			}
 			if !strings.Contains(string(echo.JSON), `"source_server":"everything"`) {
 				t.Errorf("echo = %s", echo.JSON)

@@ -91,17 +91,17 @@ var errTrySSE = errors.New("the server refused streamable HTTP")
 // here, for every caller: it never starts, and a call to it is a refusal.
 var (
 	errDisabled = &RefusedError{Reason: "the server is disabled in the workbench configuration"}
-	ErrClosed   = errors.New("workbench is shutting down")
+	errClosed   = errors.New("workbench is shutting down")
 )
 
 // closedError is why a server was closed, when it was not the workbench
-// shutting down: a reload removed or changed it. It counts as ErrClosed
+// shutting down: a reload removed or changed it. It counts as errClosed
 // (errors.Is), so that nothing is retried or remembered as the server's
 // own failure.
 type closedError struct{ msg string }
 
 func (e *closedError) Error() string        { return e.msg }
-func (e *closedError) Is(target error) bool { return target == ErrClosed }
+func (e *closedError) Is(target error) bool { return target == errClosed }
 
 // Reasons to close a server on a reload of the configuration.
 var (
@@ -140,7 +140,7 @@ type Server struct {
 	dialing  *dial // the connect under way, shared by everyone waiting
 	lastErr  error // why the last connect failed or the last connection ended
 	closed   bool
-	closeErr error // why it was closed: ErrClosed, ErrRemoved, ErrChanged
+	closeErr error // why it was closed: errClosed, ErrRemoved, ErrChanged
 	// background counts the goroutines that handle a server's
 	// notifications (a changed tool list): Close waits for them, so that
 	// nothing of the server logs after it. Added to under mu, never once
@@ -338,12 +338,12 @@ func (s *Server) runDial(d *dial) {
 	c, err := s.dialWithRetries()
 	s.mu.Lock()
 	s.dialing = nil
-	if s.closed && (err == nil || errors.Is(err, ErrClosed)) {
+	if s.closed && (err == nil || errors.Is(err, errClosed)) {
 		err = s.closeErr
 	}
 	if err == nil {
 		s.live, s.lastErr = c, nil
-	} else if !errors.Is(err, ErrClosed) {
+	} else if !errors.Is(err, errClosed) {
 		s.lastErr = err
 	}
 	s.mu.Unlock()
@@ -402,7 +402,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			return c, nil
 		}
 		if s.ctx.Err() != nil {
-			return nil, ErrClosed
+			return nil, errClosed
 		}
 		var se *serverproc.StartError
 		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
@@ -414,7 +414,7 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		select {
 		case <-time.After(wait):
 		case <-s.ctx.Done():
-			return nil, ErrClosed
+			return nil, errClosed
 		}
 	}
 }
@@ -447,10 +447,10 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 // Close stops the server and everything it started, and waits until that
 // is done. Calls in flight end with an error. Close is idempotent.
-func (s *Server) Close() { s.CloseFor(ErrClosed) }
+func (s *Server) Close() { s.CloseFor(errClosed) }
 
 // CloseFor is Close with the reason calls in flight and later calls are
-// given: ErrClosed (the workbench is shutting down), ErrRemoved or
+// given: errClosed (the workbench is shutting down), ErrRemoved or
 // ErrChanged (a reload). The first reason given stays.
 func (s *Server) CloseFor(reason error) {
 	s.mu.Lock()

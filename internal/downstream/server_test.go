@@ -105,7 +105,7 @@ func TestConnectListsToolsAsSent(t *testing.T) {
 	}
 	echo := ts.Lookup("echo")
 	if echo == nil {
-		t.Fatalf("no echo tool among %v", ts.Names())
+		t.Fatalf("no echo tool among %v", ts.offeredNames())
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(echo.JSON, &obj); err != nil {
@@ -160,12 +160,12 @@ func TestPaginationAndFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"echo", "tool_000", "tool_001", "tool_002", "tool_003", "tool_004", "tool_005", "tool_006", "tool_007", "tool_008", "tool_009"}
-	got := ts.Names()
+	got := ts.offeredNames()
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("filtered tools = %v, want %v", got, want)
 	}
-	if !ts.Filtered("add") || ts.Filtered("echo") || ts.Filtered("no_such_tool") {
-		t.Error("Filtered() does not tell filtered tools from offered and unknown ones")
+	if !ts.isFiltered("add") || ts.isFiltered("echo") || ts.isFiltered("no_such_tool") {
+		t.Error("isFiltered() does not tell filtered tools from offered and unknown ones")
 	}
 	if !strings.Contains(h.logs.String(), "nothing_matches_*") {
 		t.Error("a filter matching nothing was not warned about")
@@ -417,7 +417,7 @@ func TestCloseStopsTheProcessTree(t *testing.T) {
 			t.Errorf("after Close returned, still running: %v", left)
 		}
 	}
-	if _, err := s.Connect(ctxT(t)); !errors.Is(err, ErrClosed) {
+	if _, err := s.Connect(ctxT(t)); !errors.Is(err, errClosed) {
 		t.Errorf("Connect after Close: %v", err)
 	}
 }

@@ -49,14 +49,14 @@ func (ts *ToolSet) Lookup(name string) *Tool {
 	return ts.byName[name]
 }
 
-// Filtered reports whether the server has a tool of that name that
+// isFiltered reports whether the server has a tool of that name that
 // toolFilters remove.
-func (ts *ToolSet) Filtered(name string) bool {
+func (ts *ToolSet) isFiltered(name string) bool {
 	return ts != nil && ts.filtered[name]
 }
 
-// Names returns the offered tool names in the server's order.
-func (ts *ToolSet) Names() []string {
+// offeredNames returns the offered tool names in the server's order.
+func (ts *ToolSet) offeredNames() []string {
 	if ts == nil {
 		return nil
 	}
@@ -147,7 +147,7 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 	}
 	for i, f := range filters {
 		if !matched[i] && compile {
-			log.Warn("toolFilters entry matches no tool of this server", "filter", f, "tools", strings.Join(append(ts.Names(), keys(ts.filtered)...), ", "))
+			log.Warn("toolFilters entry matches no tool of this server", "filter", f, "tools", strings.Join(append(ts.offeredNames(), keys(ts.filtered)...), ", "))
 		}
 	}
 	return ts, kept
@@ -251,13 +251,13 @@ var formatNames = []string{
 	"json-pointer", "relative-json-pointer", "uuid", "period", "semver",
 }
 
-// Violation is one way arguments fail a tool's inputSchema.
-type Violation struct {
+// violation is one way arguments fail a tool's inputSchema.
+type violation struct {
 	Path string // JSON pointer into the arguments, "" for the whole object
 	Msg  string
 }
 
-func (v Violation) String() string {
+func (v violation) String() string {
 	p := v.Path
 	if p == "" {
 		p = "(root)"
@@ -267,9 +267,9 @@ func (v Violation) String() string {
 
 var printer = message.NewPrinter(language.English)
 
-// Validate checks arguments (a JSON object) against the tool's inputSchema.
+// validate checks arguments (a JSON object) against the tool's inputSchema.
 // It returns nil when they pass or when the tool has no usable schema.
-func (t *Tool) Validate(args json.RawMessage) ([]Violation, error) {
+func (t *Tool) validate(args json.RawMessage) ([]violation, error) {
 	if t.schema == nil {
 		return nil, nil
 	}
@@ -285,16 +285,16 @@ func (t *Tool) Validate(args json.RawMessage) ([]Violation, error) {
 	if !errors.As(err, &ve) {
 		return nil, err
 	}
-	var out []Violation
+	var out []violation
 	collectViolations(ve, &out)
 	// The validator's order depends on map iteration: sort for stable text.
-	slices.SortStableFunc(out, func(a, b Violation) int {
+	slices.SortStableFunc(out, func(a, b violation) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
 	})
 	return out, nil
 }
 
-func collectViolations(ve *jsonschema.ValidationError, out *[]Violation) {
+func collectViolations(ve *jsonschema.ValidationError, out *[]violation) {
 	if len(ve.Causes) == 0 {
 		if _, ok := ve.ErrorKind.(*kind.Schema); ok {
 			return
@@ -303,7 +303,7 @@ func collectViolations(ve *jsonschema.ValidationError, out *[]Violation) {
 		for _, tok := range ve.InstanceLocation {
 			p += "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
 		}
-		*out = append(*out, Violation{Path: p, Msg: ve.ErrorKind.LocalizedString(printer)})
+		*out = append(*out, violation{Path: p, Msg: ve.ErrorKind.LocalizedString(printer)})
 		return
 	}
 	for _, c := range ve.Causes {

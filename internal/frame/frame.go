@@ -27,7 +27,7 @@ import (
 
 // JSON-RPC 2.0 error codes.
 const (
-	CodeParseError     = -32700
+	codeParseError     = -32700
 	CodeInvalidRequest = -32600
 )
 
@@ -186,7 +186,7 @@ func TooDeepAt(data []byte) int {
 }
 
 // ParseError is a line that is not a valid JSON-RPC message. Code says
-// which: not JSON at all (CodeParseError), or JSON that is not a message
+// which: not JSON at all (codeParseError), or JSON that is not a message
 // (CodeInvalidRequest). ID is the message's id when one could be read.
 type ParseError struct {
 	Code int
@@ -247,7 +247,7 @@ func Parse(line []byte, m *Message) error {
 }
 
 func errNotJSON() error {
-	return &ParseError{Code: CodeParseError, Msg: "the message is not valid JSON"}
+	return &ParseError{Code: codeParseError, Msg: "the message is not valid JSON"}
 }
 
 func validID(id json.RawMessage) bool {

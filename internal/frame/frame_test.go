@@ -56,9 +56,9 @@ func TestParse(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":3,"result":{}}`, 0, "3", "response"},
 		{`{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"m"}}`, 0, "3", "response"},
 		{`{"jsonrpc":"2.0","ID":1,"Method":"ping"}`, CodeInvalidRequest, "", ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, CodeParseError, "", ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"} x`, CodeParseError, "", ""},
-		{`nope`, CodeParseError, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, codeParseError, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} x`, codeParseError, "", ""},
+		{`nope`, codeParseError, "", ""},
 		{`[]`, CodeInvalidRequest, "", ""},
 		{`42`, CodeInvalidRequest, "", ""},
 		{`{"jsonrpc":"1.0","id":9,"method":"ping"}`, CodeInvalidRequest, "9", ""},
@@ -67,7 +67,7 @@ func TestParse(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}`, 0, "", "notification"},
 		{`{"jsonrpc":"2.0","id":9}`, CodeInvalidRequest, "9", ""},
 		{`{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "", ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"\u00zz"}}`, CodeParseError, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":"\u00zz"}}`, codeParseError, "", ""},
 	} {
 		var m Message
 		err := Parse([]byte(c.line), &m)
@@ -97,7 +97,7 @@ func TestParse(t *testing.T) {
 func TestFramesAreJSONRPC(t *testing.T) {
 	for _, f := range [][]byte{
 		AppendResponse(nil, []byte(`"a"`), []byte(`{"content":[]}`)),
-		AppendError(nil, nil, CodeParseError, "bad \"line\"\n"),
+		AppendError(nil, nil, codeParseError, "bad \"line\"\n"),
 		AppendError(nil, []byte(`7`), CodeInvalidRequest, "x"),
 		AppendNotification(nil, "notifications/cancelled", []byte(`{"requestId":"wb-1"}`)),
 	} {

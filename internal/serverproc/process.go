@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
@@ -273,10 +274,14 @@ func (j *jsonLineReader) next() ([]byte, error) {
 	}
 }
 
-// Clip shortens s to n bytes for a log line.
+// Clip shortens s to at most n bytes for a log line, at a character's
+// start.
 func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

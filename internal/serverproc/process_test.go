@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestMissingRelativeCommandSaysWhereItLooked: a relative command that
@@ -21,5 +22,14 @@ func TestMissingRelativeCommandSaysWhereItLooked(t *testing.T) {
 	}
 	if msg := describeStartErr(filepath.Join(wd, "nope"), fs.ErrNotExist).Error(); strings.Contains(msg, "looked for") {
 		t.Errorf("absolute command: %s", msg)
+	}
+}
+
+// TestClip cuts at a character's start, so a log line stays UTF-8.
+func TestClip(t *testing.T) {
+	for in, want := range map[string]string{"short": "short", "abcdefgh": "abcde…", "abcdé!": "abcd…", "日本語": "日…"} {
+		if got := Clip(in, 5); got != want || !utf8.ValidString(got) {
+			t.Errorf("Clip(%q, 5) = %q, want %q", in, got, want)
+		}
 	}
 }
