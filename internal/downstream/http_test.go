@@ -3,6 +3,7 @@ package downstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -222,8 +223,32 @@ func TestURLAloneFallsBackToSSE(t *testing.T) {
 	}
 	// Named explicitly, the transport is never second-guessed.
 	explicit := remote("strict", config.HTTP, ev.URL("/sse"))
-	if _, err := h.server(explicit).Connect(ctxT(t)); err == nil || !strings.Contains(err.Error(), "Not Found") {
+	if _, err := h.server(explicit).Connect(ctxT(t)); err == nil || !strings.Contains(err.Error(), "the server answered HTTP 404 Not Found: check that url is the server's MCP endpoint") {
 		t.Errorf("explicit http against an SSE server: %v", err)
+	}
+}
+
+// TestHTTPStatusesAreNamed: a url that is not an MCP endpoint fails with
+// the status it answered and what to check, not the status's bare text.
+func TestHTTPStatusesAreNamed(t *testing.T) {
+	h := newHarness(t)
+	for _, code := range []int{http.StatusNotFound, http.StatusNotImplemented, http.StatusInternalServerError} {
+		web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "not here", code)
+		}))
+		for _, c := range []struct {
+			tr       config.Transport
+			inferred bool
+		}{{config.HTTP, false}, {config.HTTP, true}, {config.SSE, false}} {
+			cfg := remote("web", c.tr, web.URL+"/mcp")
+			cfg.TransportInferred = c.inferred
+			_, err := h.server(cfg).Connect(ctxT(t))
+			want := fmt.Sprintf("the server answered HTTP %d %s: check that url is the server's MCP endpoint", code, http.StatusText(code))
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s (inferred %v) answering %d: %v", c.tr, c.inferred, code, err)
+			}
+		}
+		web.Close()
 	}
 }
 

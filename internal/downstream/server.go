@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -474,12 +475,13 @@ func (s *Server) CloseFor(reason error) {
 // conn is one live connection to a server: an MCP session and, for stdio,
 // the process tree behind it.
 type conn struct {
-	s     *Server
-	cs    *mcp.ClientSession
-	proc  *serverproc.Process // stdio only
-	stdio *stdioConn          // stdio only: the relay's connection
-	cap   *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
-	probe *postProbe          // http with an inferred transport only
+	s      *Server
+	cs     *mcp.ClientSession
+	proc   *serverproc.Process // stdio only
+	stdio  *stdioConn          // stdio only: the relay's connection
+	cap    *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
+	probe  *statusProbe        // http and sse
+	trySSE bool                // http inferred from a url alone: a refused POST means try SSE
 
 	ctx    context.Context // ends with the connection: bounds its start and listings
 	cancel context.CancelFunc
@@ -562,7 +564,7 @@ func (s *Server) dialOnce() (*conn, error) {
 		err = errors.New("timed out") // fired just as the connect finished
 	}
 	if err != nil {
-		if c.probe != nil && c.probe.refused.Load() && !timedOut.Load() {
+		if c.trySSE && c.probe.refused.Load() && !timedOut.Load() {
 			err = errTrySSE
 		} else {
 			err = c.explainStartFailure(err, timedOut.Load())
@@ -595,6 +597,12 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 	}
 	if timedOut {
 		return fmt.Errorf("no answer within %v (connectionTimeoutMs) while starting", c.s.cfg.ConnectionTimeout)
+	}
+	// The SDK says an HTTP failure as the status's bare text.
+	if c.probe != nil {
+		if code := int(c.probe.failed.Load()); code != 0 && strings.HasSuffix(err.Error(), http.StatusText(code)) {
+			return fmt.Errorf("the server answered HTTP %d %s: check that url is the server's MCP endpoint, and what it needs (headers)", code, http.StatusText(code))
+		}
 	}
 	return err
 }

@@ -18,18 +18,9 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 	}
 	switch transport {
 	case config.HTTP:
-		client := httpClient(s.cfg.Headers)
-		if s.cfg.TransportInferred {
-			// Watch for a server that refuses streamable HTTP's POST: it
-			// may speak the older SSE transport at the same url.
-			base := client.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			c.probe = &postProbe{base: base}
-			client = &http.Client{Transport: c.probe}
-		}
-		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+		c.probe = newStatusProbe(httpClient(s.cfg.Headers).Transport)
+		c.trySSE = s.cfg.TransportInferred
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: c.probe}}
 		if s.oauth != nil {
 			s.oauth.Reload() // a login since the last attempt counts
 			t.OAuthHandler = s.oauth
@@ -37,12 +28,13 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 		return t, nil
 	case config.SSE:
 		c.cap = newCapture()
-		client := httpClient(s.cfg.Headers)
+		c.probe = newStatusProbe(httpClient(s.cfg.Headers).Transport)
+		client := &http.Client{Transport: c.probe}
 		if s.oauth != nil {
 			// The SSE transport has no OAuthHandler: the token goes in
 			// through the client instead.
 			s.oauth.Reload()
-			client = s.oauth.HTTPClient(client.Transport)
+			client = s.oauth.HTTPClient(c.probe)
 		}
 		return &captureTransport{
 			Transport: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client},
@@ -82,17 +74,31 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
-// postProbe notes whether a POST was refused with a client error, the sign
-// of a server that does not speak streamable HTTP. Authorization and rate
-// limit refusals do not count: the SSE transport would meet them too.
-type postProbe struct {
+// statusProbe notes the HTTP statuses a remote server answers with: a POST
+// refused with a client error, the sign of a server that does not speak
+// streamable HTTP (authorization and rate limit refusals do not count: the
+// SSE transport would meet them too), and the last failure, which the SDK's
+// error gives only as a bare status text.
+type statusProbe struct {
 	base    http.RoundTripper
 	refused atomic.Bool
+	failed  atomic.Int32 // the last status >= 400
 }
 
-func (p *postProbe) RoundTrip(req *http.Request) (*http.Response, error) {
+func newStatusProbe(base http.RoundTripper) *statusProbe {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &statusProbe{base: base}
+}
+
+func (p *statusProbe) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := p.base.RoundTrip(req)
-	if err == nil && req.Method == http.MethodPost && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+	if err != nil || resp.StatusCode < 400 {
+		return resp, err
+	}
+	p.failed.Store(int32(resp.StatusCode))
+	if req.Method == http.MethodPost && resp.StatusCode < 500 {
 		switch resp.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusTooManyRequests:
 		default:
