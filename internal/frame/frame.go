@@ -359,7 +359,7 @@ func Explain(err error) string {
 	if errors.As(err, &se) {
 		return "not valid JSON: " + se.Error()
 	}
-	return ExplainText(err.Error())
+	return explainText(err.Error())
 }
 
 // unmarshalText is a JSON decoder's type error in a text: "json: cannot
@@ -372,7 +372,7 @@ var unmarshalText = regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*
 // Explain says it. When the error is in err's chain, what its text holds
 // after it is dropped (the MCP SDK's and oauthex's errors end with the
 // input, which may hold a secret); otherwise the text is rewritten as
-// ExplainText does.
+// explainText does.
 func ExplainError(err error) string {
 	msg := err.Error()
 	var te *sj.UnmarshalTypeError
@@ -384,11 +384,11 @@ func ExplainError(err error) string {
 	case errors.As(err, &se):
 		inner = se
 	default:
-		return ExplainText(msg)
+		return explainText(msg)
 	}
 	prefix := ""
 	if i := strings.Index(msg, inner.Error()); i >= 0 {
-		prefix = ExplainText(unmarshalingInto.ReplaceAllString(msg[:i], ""))
+		prefix = explainText(msg[:i])
 	}
 	return prefix + Explain(inner)
 }
@@ -397,10 +397,10 @@ func ExplainError(err error) string {
 // and the Go type it was decoded into.
 var unmarshalingInto = regexp.MustCompile(`unmarshaling "(?:[^"\\]|\\.)*" into an? \*?[\w.]+: `)
 
-// ExplainText rewrites the JSON type errors in an error's text as Explain
+// explainText rewrites the JSON type errors in an error's text as Explain
 // words them: for errors that reach us as text only (the MCP SDK flattens
 // its own).
-func ExplainText(msg string) string {
+func explainText(msg string) string {
 	msg = unmarshalingInto.ReplaceAllString(msg, "")
 	return unmarshalText.ReplaceAllStringFunc(msg, func(m string) string {
 		s := unmarshalText.FindStringSubmatch(m)

@@ -214,8 +214,8 @@ func TestExplainText(t *testing.T) {
 		`json: cannot unmarshal number 300 into Go struct field T.port of type uint8`:                                                                                                                  `expected a number at "port", got a number out of its range`,
 		`nothing to rewrite`: `nothing to rewrite`,
 	} {
-		if got := ExplainText(in); got != want {
-			t.Errorf("ExplainText(%s)\n = %s\nwant %s", in, got, want)
+		if got := explainText(in); got != want {
+			t.Errorf("explainText(%s)\n = %s\nwant %s", in, got, want)
 		}
 	}
 }
