@@ -1,0 +1,315 @@
+// Package search ranks the tools of every toolbox against a free-text request,
+// for open_toolbox's query: BM25F over a tool's fields (its name, the first
+// sentence of its description, the rest of it, its parameters' names and
+// descriptions, and its toolbox's and server's names and descriptions), each
+// weighted and length-normalised on its own, over words split at case changes
+// and punctuation, stemmed, and joined by a small thesaurus of the words agents
+// use ([conceptGroups]). Everything it needs is compiled in.
+package search
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Doc is one tool offered to the search.
+type Doc struct {
+	Toolbox            string
+	ToolboxDescription string // may be empty
+	Server             string
+	ServerDescription  string          // may be empty (e.g. the server's instructions or title)
+	Tool               json.RawMessage // the tool object exactly as the server listed it
+}
+
+// Hit is one tool found: Doc indexes the docs given to [NewIndex].
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// The fields of a tool.
+const (
+	fieldName       = iota // the tool's name and titles
+	fieldSummary           // the description's first sentence
+	fieldBody              // the rest of the description
+	fieldParamNames        // parameter names (and enum values)
+	fieldParamDesc         // parameter descriptions
+	fieldServer            // toolbox and server names
+	fieldServerDesc        // toolbox and server descriptions
+	numFields
+)
+
+// fieldWeights are BM25F's weight and length normalisation (b) per field. A
+// word in a tool's name says most about it; its description's first sentence
+// says what it is for; the rest of the description and the parameters'
+// descriptions are long and often about details, so they weigh less and are
+// normalised by their length, so that a long schema does not make its tool
+// match every request. The server's name and description lift all of its
+// tools alike, which is what tells two servers' similar tools apart.
+var fieldWeights = [numFields]struct{ weight, b float64 }{
+	fieldName:       {3.0, 0.3},
+	fieldSummary:    {2.0, 0.5},
+	fieldBody:       {0.6, 0.75},
+	fieldParamNames: {0.8, 0.5},
+	fieldParamDesc:  {0.4, 0.75},
+	fieldServer:     {1.0, 0.2},
+	fieldServerDesc: {0.5, 0.5},
+}
+
+const (
+	k1 = 1.2
+	// conceptWeight is a request's weight for a concept of its words, against
+	// 1 for the words themselves: a shared concept is weaker evidence than a
+	// shared word.
+	conceptWeight = 0.7
+	// Bounds on what of a tool's input schema is read.
+	maxProperties  = 64
+	maxSchemaDepth = 4
+	maxParamDesc   = 300 // bytes of each parameter's description
+)
+
+// Index is the search's index over a set of tools. It is immutable after
+// [NewIndex] and safe for concurrent use.
+type Index struct {
+	n        int
+	terms    map[string]int32
+	idf      []float64
+	postings [][]posting
+}
+
+type posting struct {
+	doc int32
+	// sat is the term's saturated BM25F frequency in the doc, tf/(k1+tf),
+	// which does not depend on the request.
+	sat float32
+}
+
+// NewIndex indexes docs. A tool object that does not parse, or parses only in
+// part, is indexed by what can be read of it (at worst its toolbox and server).
+func NewIndex(docs []Doc) *Index {
+	ix := &Index{n: len(docs), terms: map[string]int32{}}
+	type fieldTerms struct {
+		terms []string
+		words int // the words among terms (the rest are concepts), its length
+	}
+	all := make([][numFields]fieldTerms, len(docs))
+	var totalLen [numFields]float64
+	for d, doc := range docs {
+		texts := docFields(doc)
+		for f, text := range texts {
+			t, n := terms(text)
+			all[d][f] = fieldTerms{t, n}
+			totalLen[f] += float64(n)
+		}
+	}
+	var avgLen [numFields]float64
+	for f := range avgLen {
+		avgLen[f] = math.Max(totalLen[f]/math.Max(float64(len(docs)), 1), 1)
+	}
+	tf := map[string]float64{}
+	for d := range all {
+		clear(tf)
+		for f := range all[d] {
+			ft := all[d][f]
+			p := fieldWeights[f]
+			norm := 1 - p.b + p.b*float64(ft.words)/avgLen[f]
+			for _, t := range ft.terms {
+				tf[t] += p.weight / norm
+			}
+		}
+		keys := make([]string, 0, len(tf))
+		for t := range tf {
+			keys = append(keys, t)
+		}
+		sort.Strings(keys) // postings in doc order whatever the map's order
+		for _, t := range keys {
+			id, ok := ix.terms[t]
+			if !ok {
+				id = int32(len(ix.postings))
+				ix.terms[t] = id
+				ix.postings = append(ix.postings, nil)
+			}
+			v := tf[t]
+			ix.postings[id] = append(ix.postings[id], posting{int32(d), float32(v / (k1 + v))})
+		}
+	}
+	ix.idf = make([]float64, len(ix.postings))
+	for id, p := range ix.postings {
+		df := float64(len(p))
+		ix.idf[id] = math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
+	}
+	return ix
+}
+
+// Search returns the tools that match query, best first, at most limit of
+// them (all of them when limit <= 0). A tool matches when it shares a word or
+// a concept with the request; equal scores are ordered as the docs were given.
+func (ix *Index) Search(query string, limit int) []Hit {
+	t, n := terms(query)
+	if len(t) == 0 || ix.n == 0 {
+		return nil
+	}
+	// The request's terms in index order, each once with its larger weight,
+	// so that scores are summed in the same order at every search.
+	type qterm struct {
+		id int32
+		w  float64
+	}
+	q := make([]qterm, 0, len(t))
+	for i, term := range t {
+		id, ok := ix.terms[term]
+		if !ok {
+			continue
+		}
+		w := 1.0
+		if i >= n {
+			w = conceptWeight
+		}
+		q = append(q, qterm{id, w})
+	}
+	if len(q) == 0 {
+		return nil
+	}
+	sort.Slice(q, func(i, j int) bool {
+		if q[i].id != q[j].id {
+			return q[i].id < q[j].id
+		}
+		return q[i].w > q[j].w
+	})
+	scores := make([]float64, ix.n)
+	for i, qt := range q {
+		if i > 0 && q[i-1].id == qt.id {
+			continue
+		}
+		qw := qt.w * ix.idf[qt.id]
+		for _, p := range ix.postings[qt.id] {
+			scores[p.doc] += qw * float64(p.sat)
+		}
+	}
+	var hits []Hit
+	for d, s := range scores {
+		if s > 0 {
+			hits = append(hits, Hit{d, s})
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].Doc < hits[j].Doc
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// docFields is the text of each field of doc.
+func docFields(doc Doc) [numFields]string {
+	var f [numFields]string
+	f[fieldServer] = doc.Toolbox + " " + doc.Server
+	f[fieldServerDesc] = doc.ToolboxDescription + "\n" + doc.ServerDescription
+	var tool map[string]json.RawMessage
+	if json.Unmarshal(doc.Tool, &tool) != nil {
+		return f
+	}
+	var name, title, desc string
+	json.Unmarshal(tool["name"], &name)
+	json.Unmarshal(tool["title"], &title)
+	json.Unmarshal(tool["description"], &desc)
+	var ann struct {
+		Title string `json:"title"`
+	}
+	json.Unmarshal(tool["annotations"], &ann)
+	f[fieldName] = name + " " + title + " " + ann.Title
+	f[fieldSummary], f[fieldBody] = firstSentence(desc)
+	var names, descs strings.Builder
+	count := 0
+	schemaText(tool["inputSchema"], 0, &count, &names, &descs)
+	f[fieldParamNames] = names.String()
+	f[fieldParamDesc] = descs.String()
+	return f
+}
+
+// schemaText writes the property names of an input schema (and of the objects
+// nested in it, and their enum values) to names and their descriptions to
+// descs, reading at most maxProperties properties maxSchemaDepth levels deep.
+func schemaText(raw json.RawMessage, depth int, count *int, names, descs *strings.Builder) {
+	if len(raw) == 0 || depth > maxSchemaDepth {
+		return
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Items      json.RawMessage            `json:"items"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return
+	}
+	keys := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if *count >= maxProperties {
+			return
+		}
+		*count++
+		names.WriteString(k)
+		names.WriteByte(' ')
+		var p struct {
+			Description string `json:"description"`
+			Enum        []any  `json:"enum"`
+		}
+		json.Unmarshal(s.Properties[k], &p)
+		d := p.Description
+		if len(d) > maxParamDesc {
+			d = d[:maxParamDesc]
+		}
+		descs.WriteString(d)
+		descs.WriteString("\n")
+		for _, e := range p.Enum {
+			if e, ok := e.(string); ok {
+				names.WriteString(e)
+				names.WriteByte(' ')
+			}
+		}
+		schemaText(s.Properties[k], depth+1, count, names, descs)
+	}
+	if len(s.Items) > 0 {
+		schemaText(s.Items, depth+1, count, names, descs)
+	}
+}
+
+// firstSentence splits a description after its first sentence: at the first
+// ". " (or "." before a line break, "!", "?"), or a blank line, whichever comes
+// first; a description of one sentence is all first sentence.
+func firstSentence(desc string) (first, rest string) {
+	desc = strings.TrimSpace(desc)
+	for i := 0; i < len(desc); i++ {
+		switch desc[i] {
+		case '.', '!', '?':
+			if i+1 < len(desc) && (desc[i+1] == ' ' || desc[i+1] == '\n' || desc[i+1] == '\t') && !abbreviation(desc[:i]) {
+				return desc[:i+1], desc[i+1:]
+			}
+		case '\n':
+			if i+1 < len(desc) && desc[i+1] == '\n' {
+				return desc[:i], desc[i:]
+			}
+		}
+	}
+	return desc, ""
+}
+
+// abbreviation reports whether text ends in a short word that a full stop
+// follows without ending the sentence ("e.g", "i.e", "etc").
+func abbreviation(text string) bool {
+	i := strings.LastIndexAny(text, " \n\t(")
+	switch strings.ToLower(text[i+1:]) {
+	case "e.g", "i.e", "etc", "vs", "eg", "ie":
+		return true
+	}
+	return false
+}

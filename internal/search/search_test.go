@@ -1,0 +1,268 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+func TestSplitWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"read_file", []string{"read", "file"}},
+		{"browser-navigate", []string{"browser", "navigate"}},
+		{"getTinyImage", []string{"get", "tiny", "image"}},
+		{"GetTinyImage", []string{"get", "tiny", "image"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"parseJSONBody", []string{"parse", "json", "body"}},
+		{"fs.read.file", []string{"fs", "read", "file"}},
+		{"base64Encode", []string{"base", "64", "encode"}},
+		{"v2", []string{"v", "2"}},
+		{"list_files_v2", []string{"list", "files", "v", "2"}},
+		{"mcp__github__create_issue", []string{"mcp", "github", "create", "issue"}},
+		{"  ", nil},
+		{"ÉcrireFichier", []string{"écrire", "fichier"}},
+		{"获取文件", []string{"获取文件"}},
+		{"naïve café", []string{"naïve", "café"}},
+		{"ALLCAPS", []string{"allcaps"}},
+		{"path/to/some_file.txt", []string{"path", "to", "some", "file", "txt"}},
+	} {
+		if got := splitWords(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("splitWords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestTerms(t *testing.T) {
+	got, n := terms("Please delete the files in my folders")
+	words := got[:n]
+	if want := []string{"delet", "file", "folder"}; !reflect.DeepEqual(words, want) {
+		t.Errorf("words = %q, want %q", words, want)
+	}
+	for _, c := range []string{"~delete", "~file", "~directory"} {
+		if !containsString(got[n:], c) {
+			t.Errorf("concepts %q lack %q", got[n:], c)
+		}
+	}
+	// Phrases with a stop word inside them still name their concept.
+	got, n = terms("log in to the site")
+	if !containsString(got[n:], "~login") {
+		t.Errorf("concepts of %q lack ~login: %q", "log in to the site", got[n:])
+	}
+	got, n = terms("open a pull request")
+	if !containsString(got[n:], "~pullrequest") {
+		t.Errorf("concepts lack ~pullrequest: %q", got[n:])
+	}
+	got, n = terms("pull the request")
+	if containsString(got[n:], "~pullrequest") {
+		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
+	}
+	if got, _ := terms("the to of and"); len(got) != 0 {
+		t.Errorf("stop words alone gave terms %q", got)
+	}
+}
+
+func TestFirstSentence(t *testing.T) {
+	for _, tc := range []struct{ in, first, rest string }{
+		{"Reads a file. Use it for text.", "Reads a file.", " Use it for text."},
+		{"Reads a file (e.g. a log). Fast.", "Reads a file (e.g. a log).", " Fast."},
+		{"Version 1.2 of the reader", "Version 1.2 of the reader", ""},
+		{"First line\n\nSecond paragraph", "First line", "\n\nSecond paragraph"},
+		{"", "", ""},
+	} {
+		first, rest := firstSentence(tc.in)
+		if first != tc.first || rest != tc.rest {
+			t.Errorf("firstSentence(%q) = %q, %q; want %q, %q", tc.in, first, rest, tc.first, tc.rest)
+		}
+	}
+}
+
+func tool(name, desc string, params ...string) json.RawMessage {
+	props := map[string]any{}
+	for i := 0; i+1 < len(params); i += 2 {
+		props[params[i]] = map[string]any{"type": "string", "description": params[i+1]}
+	}
+	b, err := json.Marshal(map[string]any{
+		"name": name, "description": desc,
+		"inputSchema": map[string]any{"type": "object", "properties": props},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+var smallDocs = []Doc{
+	{Toolbox: "files", Server: "filesystem", Tool: tool("read_text_file", "Read the complete contents of a file as text.", "path", "Path of the file")},
+	{Toolbox: "files", Server: "filesystem", Tool: tool("list_directory", "Get a detailed listing of all files and directories in a specified path.", "path", "Directory path")},
+	{Toolbox: "files", Server: "filesystem", Tool: tool("move_file", "Move or rename files and directories.", "source", "Where from", "destination", "Where to")},
+	{Toolbox: "web", Server: "playwright", ServerDescription: "Browser automation", Tool: tool("browser_navigate", "Navigate to a URL", "url", "The URL to navigate to")},
+	{Toolbox: "web", Server: "playwright", ServerDescription: "Browser automation", Tool: tool("browser_take_screenshot", "Take a screenshot of the current page.", "filename", "File name to save the screenshot to")},
+	{Toolbox: "code", Server: "github", Tool: tool("create_pull_request", "Create a new pull request in a GitHub repository.", "owner", "Repository owner", "repo", "Repository name", "title", "PR title")},
+	{Toolbox: "code", Server: "github", Tool: tool("delete_issue", "Delete an issue.", "issue_number", "The issue's number")},
+}
+
+func names(docs []Doc, hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		var t struct{ Name string }
+		json.Unmarshal(docs[h.Doc].Tool, &t)
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestSearchRanks(t *testing.T) {
+	ix := NewIndex(smallDocs)
+	for _, tc := range []struct{ query, want string }{
+		{"read_text_file", "read_text_file"},
+		{"show me the contents of config.yaml", "read_text_file"},
+		{"what is in this folder", "list_directory"},
+		{"rename report.txt", "move_file"},
+		{"open the page example.com", "browser_navigate"},
+		{"grab an image of what the browser shows", "browser_take_screenshot"},
+		{"open a PR with my fix", "create_pull_request"},
+		{"remove ticket 12", "delete_issue"},
+	} {
+		got := names(smallDocs, ix.Search(tc.query, 1))
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("Search(%q) = %q, want %q first", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestSearchLimitsAndOrder(t *testing.T) {
+	ix := NewIndex(smallDocs)
+	all := ix.Search("file path", 0)
+	if len(all) < 3 {
+		t.Fatalf("Search with no limit found %d docs, want at least 3", len(all))
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i-1].Score < all[i].Score || all[i-1].Score == all[i].Score && all[i-1].Doc > all[i].Doc {
+			t.Errorf("hits out of order at %d: %+v", i, all)
+		}
+	}
+	if got := ix.Search("file path", 2); !reflect.DeepEqual(got, all[:2]) {
+		t.Errorf("limit 2 = %+v, want %+v", got, all[:2])
+	}
+	for _, h := range all {
+		if h.Score <= 0 {
+			t.Errorf("hit with score %v", h.Score)
+		}
+	}
+}
+
+func TestSearchTiesAreDeterministic(t *testing.T) {
+	same := tool("echo", "Echo the message back.", "message", "Text")
+	docs := []Doc{{Server: "a", Tool: same}, {Server: "a", Tool: same}, {Server: "a", Tool: same}}
+	hits := NewIndex(docs).Search("echo", 5)
+	if len(hits) != 3 || hits[0].Doc != 0 || hits[1].Doc != 1 || hits[2].Doc != 2 {
+		t.Errorf("equal docs ranked %+v, want in the order given", hits)
+	}
+}
+
+func TestSearchNothing(t *testing.T) {
+	ix := NewIndex(smallDocs)
+	for _, q := range []string{"", "   ", "the of and to", "zzzqqq", "!!!"} {
+		if got := ix.Search(q, 5); len(got) != 0 {
+			t.Errorf("Search(%q) = %+v, want no hits", q, got)
+		}
+	}
+	if got := NewIndex(nil).Search("file", 5); len(got) != 0 {
+		t.Errorf("empty index found %+v", got)
+	}
+}
+
+func TestMalformedTools(t *testing.T) {
+	docs := []Doc{
+		{Server: "bad", Tool: json.RawMessage(`{"name": "half_parsed", "description": 12, "inputSchema": "nope"}`)},
+		{Server: "bad", Tool: json.RawMessage(`not json at all`)},
+		{Server: "bad", Tool: nil},
+		{Server: "bad", Tool: json.RawMessage(`[1,2,3]`)},
+		{Server: "bad", Tool: json.RawMessage(`{"name": "deep", "inputSchema": {"properties": {"a": {"properties": {"b": {"properties": {"c": {"properties": {"d": {"properties": {"e": {"properties": {"buried": {}}}}}}}}}}}}}}`)},
+		{Server: "bad", Tool: json.RawMessage(`{"name": "weird_props", "inputSchema": {"properties": {"x": 5, "y": null, "z": {"description": ["no"], "enum": "no"}}}}`)},
+		{Server: "fine", Tool: tool("good_tool", "Does good things.")},
+	}
+	ix := NewIndex(docs)
+	if got := names(docs, ix.Search("half parsed", 5)); len(got) == 0 || got[0] != "half_parsed" {
+		t.Errorf("a tool with a bad description is not found by its name: %q", got)
+	}
+	if got := names(docs, ix.Search("weird props", 5)); len(got) == 0 || got[0] != "weird_props" {
+		t.Errorf("a tool with bad properties is not found by its name: %q", got)
+	}
+	// A tool that does not parse is still found by its server.
+	if got := ix.Search("bad", 10); len(got) != 6 {
+		t.Errorf("Search(bad) = %d hits, want the 6 tools of server bad", len(got))
+	}
+	// Properties past the depth limit are not read (and nothing recursed forever).
+	if got := names(docs, ix.Search("buried", 5)); len(got) != 0 {
+		t.Errorf("a property below the depth limit was indexed: %q", got)
+	}
+	if got := names(docs, ix.Search("good things", 5)); len(got) == 0 || got[0] != "good_tool" {
+		t.Errorf("good_tool not found: %q", got)
+	}
+}
+
+func TestSearchConcurrent(t *testing.T) {
+	ix := NewIndex(smallDocs)
+	want := ix.Search("take a screenshot of the page", 3)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				if got := ix.Search("take a screenshot of the page", 3); !reflect.DeepEqual(got, want) {
+					errs <- fmt.Sprintf("concurrent search gave %+v, want %+v", got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	names := []string{"read_text_file", "read_media_file", "write_file", "list_directory", "browser_navigate", "browser_navigate_back", "create_issue", "get_issue"}
+	for _, tc := range []struct {
+		name string
+		n    int
+		want []string
+	}{
+		{"read_file", 2, []string{"read_text_file", "read_media_file"}},
+		{"READ_TEXT_FILE", 1, []string{"read_text_file"}},
+		{"navigate", 2, []string{"browser_navigate", "browser_navigate_back"}},
+		{"list_directroy", 1, []string{"list_directory"}},
+		{"listDirectory", 1, []string{"list_directory"}},
+		{"writeFiles", 1, []string{"write_file"}},
+		{"get_isue", 1, []string{"get_issue"}},
+		{"completely_unrelated", 3, nil},
+		{"x", 3, nil},
+		{"", 3, nil},
+		{"read_file", 0, nil},
+	} {
+		got := Closest(tc.name, names, tc.n)
+		if len(got) == 0 && len(tc.want) == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Closest(%q, %d) = %q, want %q", tc.name, tc.n, got, tc.want)
+		}
+	}
+	if got := Closest("write_file", []string{"write_file", "write_file", "write_files"}, 5); !reflect.DeepEqual(got, []string{"write_file", "write_files"}) {
+		t.Errorf("duplicates: %q", got)
+	}
+	long := string(make([]byte, 10000))
+	if got := Closest(long, names, 3); len(got) != 0 {
+		t.Errorf("a long name of NULs matched %q", got)
+	}
+}
