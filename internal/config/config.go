@@ -30,6 +30,17 @@ const (
 	DefaultMaxRetries        = 2
 )
 
+// Defaults for the top-level settings of open_toolbox.
+const (
+	// DefaultOpenResultMaxChars keeps an open_toolbox result under the
+	// 50,000 characters past which Claude Code shows a tool result to the
+	// model only as a file preview.
+	DefaultOpenResultMaxChars = 40000
+	// DefaultOpenTimeout is under the 60 s after which the TypeScript SDK's
+	// hosts give up on a request.
+	DefaultOpenTimeout = 45 * time.Second
+)
+
 // Transport is how the workbench reaches a downstream server.
 type Transport string
 
@@ -46,6 +57,12 @@ type Config struct {
 	Path string
 	// Toolboxes in file order.
 	Toolboxes []*Toolbox
+	// OpenResultMaxChars bounds the characters of an open_toolbox result;
+	// 0: no bound ("openResultMaxChars").
+	OpenResultMaxChars int
+	// OpenTimeout bounds how long open_toolbox waits for servers to start
+	// ("openTimeoutMs").
+	OpenTimeout time.Duration
 	// Warnings are problems that do not stop the workbench, such as
 	// unknown keys (hosts add their own), each naming its JSON path.
 	Warnings []string

@@ -158,11 +158,17 @@ type limits struct {
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
-	cfg := &Config{}
+	cfg := &Config{OpenResultMaxChars: DefaultOpenResultMaxChars, OpenTimeout: DefaultOpenTimeout}
 	if root.kind != kObject {
 		return cfg
 	}
 	v.checkUnknown(root, "", info.top, "top-level")
+	if n, ok := integer(root.get("openResultMaxChars")); ok {
+		cfg.OpenResultMaxChars = int(n)
+	}
+	if ms, ok := integer(root.get("openTimeoutMs")); ok {
+		cfg.OpenTimeout = time.Duration(ms) * time.Millisecond
+	}
 	def := readLimits(root, limits{
 		connect: DefaultConnectionTimeout,
 		request: DefaultRequestTimeout,

@@ -54,6 +54,10 @@ const (
 	// other variables, what it does can change between runs without
 	// changing the server's definition (its catalog key).
 	EnvStartGate = "FAKE_START_GATE"
+	// EnvToolsFile names a captured tool list ({"tools": [...]}, as in
+	// testdata/search/tools): the server offers exactly those tools, each
+	// answering a call with its name and arguments.
+	EnvToolsFile = "FAKE_TOOLS_FILE"
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -169,7 +173,13 @@ func run() error {
 		}
 	})
 	defer waitTimeout(&inFlight, 5*time.Second)
-	f.addTools()
+	if file := os.Getenv(EnvToolsFile); file != "" {
+		if err := f.addToolsFrom(file); err != nil {
+			return err
+		}
+	} else {
+		f.addTools()
+	}
 	var t mcp.Transport = &mcp.StdioTransport{}
 	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" || os.Getenv(EnvBadInit) == "1" {
 		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1",
@@ -244,6 +254,28 @@ func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// addToolsFrom offers the tools of a captured list, as they are.
+func (f *fake) addToolsFrom(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Tools []*mcp.Tool `json:"tools"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for _, t := range list.Tools {
+		name := t.Name
+		f.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.record(CallsFile, name)
+			return text(name + " " + string(req.Params.Arguments)), nil
+		})
+	}
+	return nil
 }
 
 func (f *fake) addTools() {

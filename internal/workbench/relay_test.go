@@ -439,8 +439,9 @@ func TestInputErrorsSpeakJSON(t *testing.T) {
 		args any
 		want string
 	}{
-		{"open_toolbox", map[string]any{"toolbox_name": 5}, `open_toolbox takes {"toolbox_name": "<name>", "refresh": true or false}: expected a string`},
-		{"open_toolbox", map[string]any{"toolbox_name": "dev", "refresh": "yes"}, "expected true or false"},
+		{"open_toolbox", map[string]any{"toolbox_name": 5}, `open_toolbox: "toolbox_name" must be a string`},
+		{"open_toolbox", map[string]any{"toolbox_name": "dev", "refresh": "yes"}, `"refresh" must be true or false`},
+		{"open_toolbox", []int{1}, `open_toolbox takes {"toolbox_name": "<name>"`},
 		{"use_tool", map[string]any{"tool": "dev/a/echo"}, `use_tool: "tool" must be an object`},
 		{"use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": 1, "tool": "echo"}}, `use_tool: "tool" must be an object`},
 		{"use_tool", map[string]any{"tool": map[string]any{"toolbox": "dev", "server": "a"}}, "the tool identifier needs a non-empty tool"},

@@ -13,11 +13,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// hostMeta is the _meta of both tools, for hosts that read it: Claude
+// Code keeps a tool with "anthropic/alwaysLoad" loaded instead of behind
+// its own tool search, and hands the model results up to
+// "anthropic/maxResultSizeChars" inline instead of as a file preview.
+func hostMeta() mcp.Meta {
+	return mcp.Meta{"anthropic/alwaysLoad": true, "anthropic/maxResultSizeChars": 500000}
+}
+
 // openToolboxTool describes open_toolbox. The toolbox names appear in its
 // schema and description too, because some hosts drop the instructions.
 func (w *Workbench) openToolboxTool() *mcp.Tool {
 	names := w.state.Load().cfg.ToolboxNames()
-	nameSchema := map[string]any{"type": "string", "description": "Name of the toolbox to open"}
+	nameSchema := map[string]any{"type": "string", "description": "Name of the toolbox to open (optional with query: without it, every toolbox is searched)"}
 	list := "none configured"
 	if len(names) > 0 {
 		nameSchema["enum"] = names
@@ -27,15 +35,23 @@ func (w *Workbench) openToolboxTool() *mcp.Tool {
 		"type": "object",
 		"properties": map[string]any{
 			"toolbox_name": nameSchema,
-			"refresh":      map[string]any{"type": "boolean", "description": "List the tools again even if the toolbox is already open"},
+			"query": map[string]any{"type": "string", "maxLength": maxQueryChars,
+				"description": "What the task needs, in a few words (\"create a pull request\", \"take a screenshot of the page\"): returns the best matching tools of every toolbox, or of toolbox_name, without opening whole toolboxes"},
+			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLimit,
+				"description": "With query: how many matching tools to return whole (default 5); the next matches are named after them"},
+			"tools": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": maxSelectTools,
+				"description": "With toolbox_name: return exactly these tools (names as listed, or server/name)"},
+			"refresh": map[string]any{"type": "boolean", "description": "List the tools again even if the toolbox is already open"},
 		},
-		"required": []string{"toolbox_name"},
 	}
 	return &mcp.Tool{
 		Name: "open_toolbox",
-		Description: "Open a toolbox: starts its MCP servers and returns their tools, each with the name, description " +
-			"and inputSchema to call it with use_tool. Opening an open toolbox is cheap. Toolboxes: " + list + ".",
+		Description: "Find and open tools. With query, searches the tools of every toolbox and returns the best matches, " +
+			"each with the name, description and inputSchema to call it with use_tool: the cheapest way to reach a tool. " +
+			"With toolbox_name alone, opens the toolbox: starts its MCP servers and returns all their tools. " +
+			"With toolbox_name and tools, returns just those tools. Toolboxes: " + list + ".",
 		InputSchema: mustJSON(schema),
+		Meta:        hostMeta(),
 	}
 }
 
@@ -59,6 +75,7 @@ func useToolTool() *mcp.Tool {
 		Description: "Call a tool of a toolbox (the toolbox is opened first if needed). Returns the tool's own result. " +
 			`Example: {"tool":{"toolbox":"dev","server":"filesystem","tool":"read_file"},"arguments":{"path":"/tmp/a.txt"}}`,
 		InputSchema: mustJSON(schema),
+		Meta:        hostMeta(),
 	}
 }
 
@@ -88,20 +105,20 @@ func (w *Workbench) toolboxNotFound(name string) string {
 }
 
 func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var in struct {
-		ToolboxName *string `json:"toolbox_name"`
-		Refresh     bool    `json:"refresh"`
+	in, err := parseOpenArgs(req.Params.Arguments)
+	if err != nil {
+		return textResult(err.Error(), true), nil
 	}
-	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-		if err := frame.Unmarshal(raw, &in); err != nil {
-			return errorResult(`open_toolbox takes {"toolbox_name": "<name>", "refresh": true or false}: %s`, frame.Explain(err)), nil
-		}
-	}
-	if in.ToolboxName == nil || *in.ToolboxName == "" {
-		return errorResult(`open_toolbox needs "toolbox_name": one of %s`, strings.Join(w.state.Load().cfg.ToolboxNames(), ", ")), nil
+	switch {
+	case in.query != "":
+		return w.Search(ctx, in.toolbox, in.query, in.limit), nil
+	case in.tools != nil:
+		return w.Select(ctx, in.toolbox, in.tools), nil
+	case in.toolbox == "":
+		return errorResult(`open_toolbox needs "toolbox_name" (one of %s) or a "query" saying what the task needs`, strings.Join(w.state.Load().cfg.ToolboxNames(), ", ")), nil
 	}
 	retry := w.finishLogins(ctx, req.Session, req.Params)
-	return w.Open(withHost(ctx, req.Session, retry), *in.ToolboxName, in.Refresh), nil
+	return w.Open(withHost(ctx, req.Session, retry), in.toolbox, in.refresh), nil
 }
 
 // Open is open_toolbox: it starts the toolbox's servers that are not
@@ -137,19 +154,27 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 			return res, true, nil
 		}
 	}
+	// The open waits at most openTimeoutMs: a server still starting then
+	// goes on in the background, and the next open or call picks it up.
+	wctx, cancel := context.WithTimeout(ctx, w.openTimeout())
+	defer cancel()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var needLogin []*downstream.Server
-	for _, s := range tb.servers {
+	late := make([]bool, len(tb.servers))
+	for i, s := range tb.servers {
 		if s.Config().Disabled {
 			continue
 		}
 		wg.Go(func() {
 			var err error
 			if refresh {
-				_, err = s.Refresh(ctx)
+				_, err = s.Refresh(wctx)
 			} else {
-				_, err = s.Connect(ctx)
+				_, err = s.Connect(wctx)
+			}
+			if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+				late[i] = true
 			}
 			if needsLogin(err) {
 				mu.Lock()
@@ -168,10 +193,13 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 	views := make([]serverView, len(tb.servers))
 	for i, s := range tb.servers {
 		views[i] = liveView(s)
-		s.Shown(nil)
+		if late[i] && views[i].status != downstream.StatusConnected {
+			views[i] = w.startingView(s)
+		}
+		s.Shown(views[i].shown())
 	}
 	tb.opened.Store(true)
-	return renderOpen(tb, views), false, nil
+	return w.renderOpen(tb, views), false, nil
 }
 
 // openFromCatalog answers an open from the tool catalog when every enabled
@@ -216,12 +244,17 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 		s.Shown(views[i].tools)
 		s.StartInBackground()
 	}
+	wctx, cancel := context.WithTimeout(ctx, w.openTimeout())
+	defer cancel()
 	var wg sync.WaitGroup
 	for _, i := range wait {
 		s := tb.servers[i]
 		wg.Go(func() {
-			_, _ = s.Connect(ctx)
+			_, err := s.Connect(wctx)
 			views[i] = liveView(s)
+			if err != nil && wctx.Err() != nil && ctx.Err() == nil {
+				views[i] = serverView{status: statusStarting} // goes on in the background
+			}
 		})
 	}
 	wg.Wait()
@@ -231,7 +264,7 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 		}
 	}
 	tb.opened.Store(true)
-	return renderOpen(tb, views)
+	return w.renderOpen(tb, views)
 }
 
 // statusStarting is the status of a server whose tools open_toolbox shows
@@ -245,6 +278,26 @@ type serverView struct {
 	err    error
 }
 
+// shown is what [downstream.Server.Shown] takes for the view: the tools
+// shown from the catalog, or nil for the live list (or none).
+func (v serverView) shown() *downstream.ToolSet {
+	if v.status == statusStarting {
+		return v.tools
+	}
+	return nil
+}
+
+// startingView is the view of a server that did not start within the
+// open's time: starting, with its tools from the catalog if it has them.
+func (w *Workbench) startingView(s *downstream.Server) serverView {
+	if w.catalogOpens && s.UsesCatalog() {
+		if ts, ok, _ := s.Cached(); ok {
+			return serverView{status: statusStarting, tools: ts}
+		}
+	}
+	return serverView{status: statusStarting}
+}
+
 func liveView(s *downstream.Server) serverView {
 	st := s.State()
 	return serverView{status: st.Status, tools: st.Tools, err: st.Err}
@@ -252,11 +305,12 @@ func liveView(s *downstream.Server) serverView {
 
 // renderOpen builds open_toolbox's result: compact JSON with the toolbox,
 // each server's status, and every tool as the server sent it plus
-// source_server and toolbox_name. If no enabled server could start, the
-// result is an error naming each one and why. servers_connected counts
-// the servers whose tools are offered: connected, or starting with their
+// source_server and toolbox_name, within the character budget (see
+// [Workbench.renderTools]). If no enabled server could start, the result
+// is an error naming each one and why. servers_connected counts the
+// servers whose tools are offered: connected, or starting with their
 // tools from the catalog.
-func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
+func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 	type serverLine struct {
 		Name   string `json:"name"`
 		Status string `json:"status"`
@@ -264,17 +318,23 @@ func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 		Error  string `json:"error,omitempty"`
 	}
 	lines := make([]serverLine, 0, len(tb.servers))
-	var tools []json.RawMessage
+	var tools []found
+	var starting []string
 	connected, failed := 0, 0
 	for i, s := range tb.servers {
 		v := views[i]
 		line := serverLine{Name: s.Name, Status: string(v.status)}
 		switch v.status {
 		case downstream.StatusConnected, statusStarting:
+			if v.tools == nil {
+				starting = append(starting, s.Name) // its tools are not known yet
+				break
+			}
 			connected++
 			line.Tools = len(v.tools.Tools)
+			k := &known{tb: tb, s: s, status: v.status, tools: v.tools}
 			for _, t := range v.tools.Tools {
-				tools = append(tools, t.JSON)
+				tools = append(tools, found{k, t})
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++
@@ -287,7 +347,7 @@ func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 		}
 		lines = append(lines, line)
 	}
-	if connected == 0 && failed > 0 {
+	if connected == 0 && failed > 0 && len(starting) == 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Could not open toolbox '%s': no server could be started.", tb.cfg.Name)
 		for _, l := range lines {
@@ -304,8 +364,10 @@ func renderOpen(tb *toolbox, views []serverView) *mcp.CallToolResult {
 	buf.Write(frame.AppendString(nil, tb.cfg.Description))
 	fmt.Fprintf(&buf, `,"servers_connected":%d,"servers":`, connected)
 	buf.Write(mustJSON(lines))
-	buf.WriteString(`,"tools":`)
-	buf.Write(frame.AppendArray(nil, tools))
-	buf.WriteString("}")
-	return textResult(buf.String(), false)
+	var note string
+	if len(starting) > 0 {
+		note = fmt.Sprintf("Still starting, their tools not known yet: %s. They go on starting in the background: open the toolbox again in a moment to see their tools.", strings.Join(starting, ", "))
+	}
+	res, _ := w.renderTools(buf.Bytes(), tools, nil, note, true)
+	return res
 }

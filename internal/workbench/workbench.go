@@ -193,8 +193,19 @@ func (w *Workbench) Instructions() string {
 		return "No toolboxes configured.\n\nTo add one, put it under \"toolboxes\" in " + where +
 			"; the workbench picks the change up without a restart, and open_toolbox's description then lists it."
 	}
+	// Descriptions are cut short when the whole would pass maxInstructions.
+	per := len("\n (99 servers, 9999 tools)\n  Description: \n")
+	room := maxInstructions - len(instructionsHead) - len(instructionsTail)
+	descMax := 0
+	for _, tb := range st.toolboxes {
+		room -= per + len(tb.cfg.Name)
+		descMax = max(descMax, len(tb.cfg.Description))
+	}
+	for descMax > 40 && room < sumClipped(st.toolboxes, descMax) {
+		descMax -= 20
+	}
 	var b strings.Builder
-	b.WriteString("Available Toolboxes:\n")
+	b.WriteString(instructionsHead)
 	for _, tb := range st.toolboxes {
 		n := tb.cfg.EnabledServers()
 		unit := "servers"
@@ -207,12 +218,60 @@ func (w *Workbench) Instructions() string {
 		b.WriteString(strconv.Itoa(n))
 		b.WriteString(" ")
 		b.WriteString(unit)
+		if tools, ok := w.knownToolCount(tb); ok {
+			b.WriteString(", ")
+			b.WriteString(strconv.Itoa(tools))
+			b.WriteString(" tools")
+		}
 		b.WriteString(")\n  Description: ")
-		b.WriteString(tb.cfg.Description)
+		b.WriteString(clip(tb.cfg.Description, descMax))
 		b.WriteString("\n")
 	}
-	b.WriteString("\nUse open_toolbox to connect to a toolbox, then use_tool to invoke its tools.")
+	b.WriteString(instructionsTail)
 	return b.String()
+}
+
+// The instructions' fixed parts, and the most they may hold: hosts put
+// them in every prompt.
+const (
+	instructionsHead = "Available Toolboxes:\n"
+	instructionsTail = "\nTo find a tool, call open_toolbox with a \"query\" saying what the task needs: it searches the tools of every toolbox " +
+		"and returns the best matches, ready for use_tool. Or open a whole toolbox with open_toolbox and its \"toolbox_name\", " +
+		"then use_tool to invoke its tools."
+	maxInstructions = 4000
+)
+
+func sumClipped(tbs []*toolbox, n int) int {
+	sum := 0
+	for _, tb := range tbs {
+		sum += min(len(tb.cfg.Description), n+len("…"))
+	}
+	return sum
+}
+
+// knownToolCount is how many tools the enabled servers of tb offer, when
+// it is known of every one of them without starting it (running, or in
+// the tool catalog).
+func (w *Workbench) knownToolCount(tb *toolbox) (int, bool) {
+	n, any := 0, false
+	for _, s := range tb.servers {
+		switch st := s.State(); {
+		case st.Status == downstream.StatusDisabled:
+			continue
+		case st.Status == downstream.StatusConnected:
+			n += len(st.Tools.Tools)
+		case w.catalogOpens && s.UsesCatalog():
+			ts, ok, _ := s.Cached()
+			if !ok {
+				return 0, false
+			}
+			n += len(ts.Tools)
+		default:
+			return 0, false
+		}
+		any = true
+	}
+	return n, any
 }
 
 // Connect serves the workbench's two tools to a host that writes to in and
@@ -269,5 +328,5 @@ func (w *Workbench) Render(toolbox string) *mcp.CallToolResult {
 	for i, s := range tb.servers {
 		views[i] = liveView(s)
 	}
-	return renderOpen(tb, views)
+	return w.renderOpen(tb, views)
 }

@@ -248,7 +248,9 @@ func TestInitializeStartsNothing(t *testing.T) {
 	init := cs.InitializeResult()
 	want := "Available Toolboxes:\n\ndev (2 servers)\n  Description: Local development tools\n\n" +
 		"prod (1 server)\n  Description: Production read-only tools\n\n" +
-		"Use open_toolbox to connect to a toolbox, then use_tool to invoke its tools."
+		"To find a tool, call open_toolbox with a \"query\" saying what the task needs: it searches the tools of every toolbox " +
+		"and returns the best matches, ready for use_tool. Or open a whole toolbox with open_toolbox and its \"toolbox_name\", " +
+		"then use_tool to invoke its tools."
 	if init.Instructions != want {
 		t.Errorf("instructions:\n%q\nwant\n%q", init.Instructions, want)
 	}
