@@ -136,6 +136,11 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				fmt.Fprintf(stdout, "  %-20s disabled\n", s.Name)
 			case st.Status == downstream.StatusConnected:
 				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(st.Tools.Tools), round(results[s].took))
+				for _, t := range st.Tools.Tools {
+					if t.Unchecked != "" {
+						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", t.Name, t.Unchecked)
+					}
+				}
 			default:
 				failed++
 				reason := "not started"

@@ -30,6 +30,12 @@ type Tool struct {
 	// retried once by the workbench after a crash that lost its call.
 	ReadOnly, Idempotent bool
 
+	// Unchecked says why the tool's arguments are not validated: its
+	// inputSchema does not compile (a remote $ref, an invalid schema).
+	// Empty when they are, or when the schema was not compiled (tools
+	// shown from the catalog).
+	Unchecked string
+
 	schema *jsonschema.Schema // nil: arguments are not validated
 }
 
@@ -137,6 +143,8 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 		if compile {
 			sch, err := compileSchema(w.InputSchema)
 			if err != nil {
+				t.Unchecked = "its inputSchema does not compile, so its arguments are passed unchecked: " +
+					serverproc.Clip(strings.Join(strings.Fields(err.Error()), " "), 300)
 				log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
 					"error", serverproc.Clip(strings.ReplaceAll(err.Error(), "\n", " "), 300))
 			}

@@ -331,3 +331,18 @@ func toolIDs(tools []map[string]any) string {
 	}
 	return strings.Join(ids, " ")
 }
+
+// A tool whose inputSchema does not compile is named in its server's
+// entry: its arguments go unchecked.
+func TestOpenNamesUncheckedTools(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(threeToolboxes())
+	r := openText(t, cs, "dev")
+	text, _ := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"})
+	if !strings.Contains(text, `"warnings":["tool 'bad_schema': its inputSchema does not compile, so its arguments are passed unchecked: `) {
+		t.Errorf("no warning for bad_schema in the server's entry:\n%.600s", text)
+	}
+	if r.ServersConnected != 2 {
+		t.Errorf("servers_connected = %d", r.ServersConnected)
+	}
+}

@@ -316,6 +316,8 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 		Status string `json:"status"`
 		Tools  int    `json:"tools"`
 		Error  string `json:"error,omitempty"`
+		// Warnings: tools whose arguments the workbench cannot check.
+		Warnings []string `json:"warnings,omitempty"`
 	}
 	lines := make([]serverLine, 0, len(tb.servers))
 	var tools []found
@@ -335,6 +337,9 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 			k := &known{tb: tb, s: s, status: v.status, tools: v.tools}
 			for _, t := range v.tools.Tools {
 				tools = append(tools, found{k, t})
+				if t.Unchecked != "" {
+					line.Warnings = append(line.Warnings, fmt.Sprintf("tool '%s': %s", t.Name, t.Unchecked))
+				}
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++

@@ -305,7 +305,8 @@ func TestOpenToolbox(t *testing.T) {
 		t.Fatalf("open failed: %s", text)
 	}
 	golden(t, "open-toolbox-dev.json", indent([]byte(text)))
-	if strings.ContainsAny(text, "\n\t") || strings.Contains(text, ": ") {
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(text)); err != nil || compact.String() != text {
 		t.Error("the open_toolbox result is not compact JSON")
 	}
 	r := parseOpen(t, text)
