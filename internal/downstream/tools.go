@@ -144,7 +144,7 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 			sch, err := compileSchema(w.InputSchema)
 			if err != nil {
 				t.Unchecked = "its inputSchema does not compile, so its arguments are passed unchecked: " +
-					serverproc.Clip(strings.Join(strings.Fields(err.Error()), " "), 300)
+					serverproc.Clip(schemaProblem(err), 300)
 				log.Warn("tool's inputSchema does not compile; its arguments will not be validated", "tool", w.Name,
 					"error", serverproc.Clip(strings.ReplaceAll(err.Error(), "\n", " "), 300))
 			}
@@ -300,6 +300,29 @@ func (t *Tool) validate(args json.RawMessage) ([]violation, error) {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
 	})
 	return out, nil
+}
+
+// schemaProblem says what is wrong with a schema that does not compile:
+// where the schema breaks JSON Schema's rules and which, rather than the
+// compiler's trace through the metaschema.
+func schemaProblem(err error) string {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		ve, _ := sve.Err.(*jsonschema.ValidationError)
+		var out []violation
+		if ve != nil {
+			collectViolations(ve, &out)
+		}
+		if len(out) > 0 {
+			slices.SortStableFunc(out, func(a, b violation) int { return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg)) })
+			parts := make([]string, len(out))
+			for i, v := range out {
+				parts[i] = fmt.Sprintf("at %q: %s", cmp.Or(v.Path, "/"), v.Msg)
+			}
+			return "not a valid JSON Schema: " + strings.Join(parts, "; ")
+		}
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func collectViolations(ve *jsonschema.ValidationError, out *[]violation) {
