@@ -314,7 +314,9 @@ func schemaProblem(err error) string {
 			collectViolations(ve, &out)
 		}
 		if len(out) > 0 {
-			slices.SortStableFunc(out, func(a, b violation) int { return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg)) })
+			slices.SortStableFunc(out, func(a, b violation) int {
+				return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Msg, b.Msg))
+			})
 			parts := make([]string, len(out))
 			for i, v := range out {
 				parts[i] = fmt.Sprintf("at %q: %s", cmp.Or(v.Path, "/"), v.Msg)
