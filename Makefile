@@ -47,6 +47,7 @@ test: lint test-deps
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
+	$(GO) test -run '^$$' -bench 'SearchCatalog' -benchtime 3x ./internal/workbench
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
 bench: test-deps
@@ -57,7 +58,9 @@ bench: test-deps
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkOpen(Catalog)?$$' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x && \
-	  $(GO) test -run '^$$' -bench '^BenchmarkRelay$$' -benchtime 100000x ./internal/workbench; } | tee bin/bench.txt
+	  $(GO) test -run '^$$' -bench '^BenchmarkRelay$$' -benchtime 100000x ./internal/workbench && \
+	  $(GO) test -run '^$$' -bench '^BenchmarkSearchCatalog$$' -benchmem -benchtime 50x ./internal/workbench && \
+	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./internal/search; } | tee bin/bench.txt
 	@echo
 	@$(GO) run ./cmd/benchtable < bin/bench.txt
 

@@ -103,6 +103,25 @@ type Entry struct {
 	Hint *Hint
 }
 
+// Expires returns when the entry stops being usable, and false if it has
+// no end (no hint).
+func (e *Entry) Expires() (time.Time, bool) { return e.expires() }
+
+// Stamp identifies what the catalog holds for key now, by its file's size
+// and modification time, without reading it: Put replaces a file whole
+// (a rename), so an entry read under the same stamp is still the one
+// stored. It returns "" when there is no entry.
+func (c *Catalog) Stamp(key string) string {
+	if !validKey(key) {
+		return ""
+	}
+	fi, err := os.Lstat(c.path(key))
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
 // expires returns when the entry stops being usable, and false if it has
 // no end (no hint).
 func (e *Entry) expires() (time.Time, bool) {

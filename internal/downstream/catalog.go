@@ -3,6 +3,7 @@ package downstream
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 )
@@ -28,12 +29,33 @@ func (s *Server) Cached() (*ToolSet, bool, string) {
 	if s.catalogKey == "" {
 		return nil, false, "the server does not use the catalog"
 	}
+	// The entry last read is kept while the catalog's file is the same
+	// (searches read every server's entry) and has not expired.
+	stamp := s.o.Catalog.Stamp(s.catalogKey)
+	s.catMu.Lock()
+	defer s.catMu.Unlock()
+	if stamp != "" && stamp == s.cat.stamp && (s.cat.expires.IsZero() || time.Now().Before(s.cat.expires)) {
+		return s.cat.tools, true, ""
+	}
 	e, ok, reason := s.o.Catalog.Get(s.catalogKey)
 	if !ok {
+		s.cat = cachedEntry{}
 		return nil, false, reason
 	}
 	ts, _ := toolSet(e.Tools, func(string) bool { return true }, s.cfg.ToolFilters, s.Toolbox, s.Name, s.log, false)
+	s.cat = cachedEntry{stamp: stamp, tools: ts}
+	if exp, ok := e.Expires(); ok {
+		s.cat.expires = exp
+	}
 	return ts, true, ""
+}
+
+// cachedEntry is the catalog entry [Server.Cached] read last, as a tool
+// set, and the stamp of the file it came from.
+type cachedEntry struct {
+	stamp   string
+	tools   *ToolSet
+	expires time.Time // zero: none
 }
 
 // Shown records the tools an open_toolbox showed of the server: ts from

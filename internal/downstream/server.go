@@ -135,6 +135,8 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
+	catMu      sync.Mutex // guards cat
+	cat        cachedEntry
 
 	mu       sync.Mutex
 	live     *conn // the current connection, nil if none

@@ -250,19 +250,8 @@ func (w *Workbench) Search(ctx context.Context, name, query string, limit int) *
 	if err := ctx.Err(); err != nil {
 		return errorResult("Could not search: %v", err)
 	}
-	var docs []search.Doc
-	var refs []found
-	for i := range ks {
-		k := &ks[i]
-		if k.tools == nil {
-			continue
-		}
-		for _, t := range k.tools.Tools {
-			docs = append(docs, search.Doc{Toolbox: k.tb.cfg.Name, ToolboxDescription: k.tb.cfg.Description, Server: k.s.Name, Tool: t.JSON})
-			refs = append(refs, found{k, t})
-		}
-	}
-	hits := search.NewIndex(docs).Search(query, limit+moreMatches)
+	ix, refs := w.searchIndex(ks)
+	hits := ix.Search(query, limit+moreMatches)
 	matches := make([]found, len(hits))
 	for i, h := range hits {
 		matches[i] = refs[h.Doc]
@@ -284,6 +273,83 @@ func (w *Workbench) Search(ctx context.Context, name, query string, limit int) *
 	res, used := w.renderTools(head.Bytes(), full, more, note, false)
 	shownFrom(ks, used)
 	return res
+}
+
+// indexCache keeps the search indexes of the last few sets of tool lists
+// searched: building an index costs far more than a search, and the
+// lists change rarely (a live list, or a catalog entry, is a new
+// *downstream.ToolSet when it changes).
+type indexCache struct {
+	mu      sync.Mutex
+	entries []*indexEntry // most recent first
+}
+
+type indexEntry struct {
+	sets []*downstream.ToolSet // what was indexed, server by server
+	tbs  []*toolbox
+	ix   *search.Index
+	refs []found
+}
+
+const indexCacheSize = 4
+
+// searchIndex returns the index of the tools in ks and, for each
+// document, the tool it is.
+func (w *Workbench) searchIndex(ks []known) (*search.Index, []found) {
+	var sets []*downstream.ToolSet
+	var tbs []*toolbox
+	for i := range ks {
+		if ks[i].tools != nil {
+			sets = append(sets, ks[i].tools)
+			tbs = append(tbs, ks[i].tb)
+		}
+	}
+	c := &w.indexes
+	c.mu.Lock()
+	for i, e := range c.entries {
+		if slices.Equal(e.sets, sets) && slices.Equal(e.tbs, tbs) {
+			copy(c.entries[1:i+1], c.entries[:i])
+			c.entries[0] = e
+			c.mu.Unlock()
+			return e.ix, w.rebind(e.refs, ks)
+		}
+	}
+	c.mu.Unlock()
+
+	var docs []search.Doc
+	var refs []found
+	for i := range ks {
+		k := &ks[i]
+		if k.tools == nil {
+			continue
+		}
+		for _, t := range k.tools.Tools {
+			docs = append(docs, search.Doc{Toolbox: k.tb.cfg.Name, ToolboxDescription: k.tb.cfg.Description, Server: k.s.Name, Tool: t.JSON})
+			refs = append(refs, found{k, t})
+		}
+	}
+	e := &indexEntry{sets: sets, tbs: tbs, ix: search.NewIndex(docs), refs: refs}
+	c.mu.Lock()
+	c.entries = append([]*indexEntry{e}, c.entries...)
+	if len(c.entries) > indexCacheSize {
+		c.entries = c.entries[:indexCacheSize]
+	}
+	c.mu.Unlock()
+	return e.ix, refs
+}
+
+// rebind points refs made for an earlier search at this search's known
+// servers (the same servers with the same tool sets).
+func (w *Workbench) rebind(refs []found, ks []known) []found {
+	byServer := make(map[*downstream.Server]*known, len(ks))
+	for i := range ks {
+		byServer[ks[i].s] = &ks[i]
+	}
+	out := make([]found, len(refs))
+	for i, r := range refs {
+		out[i] = found{byServer[r.k.s], r.t}
+	}
+	return out
 }
 
 // Select is open_toolbox with tools: exactly the named tools of the

@@ -59,6 +59,8 @@ type Workbench struct {
 
 	logins logins // logins whose pages went to a host
 
+	indexes indexCache // search indexes of recent searches
+
 	mu      sync.Mutex // serializes reloads and Close; guards what follows
 	closed  bool
 	servers []*mcp.Server // the MCP servers of the host sessions, to update on reload
