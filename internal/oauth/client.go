@@ -281,9 +281,9 @@ func (c *Client) refreshLocked(seen string) error {
 	spending := rec.Token.RefreshToken
 	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, c.http()), &oauth2.Token{RefreshToken: spending}).Token()
 	var re *oauth2.RetrieveError
-	if err == nil || errors.As(err, &re) {
-		// The authorization server answered: a rotated refresh token is
-		// gone, whatever it said.
+	if err == nil || (errors.As(err, &re) && !unavailable(re)) {
+		// The authorization server took the refresh token (and refused it
+		// or rotated it): it is gone. An outage's answer leaves it.
 		if c.spent == nil {
 			c.spent = map[string]bool{}
 		}

@@ -83,6 +83,9 @@ type Options struct {
 	// StepUpScope, if set, is a scope the MCP server needs beyond those it
 	// advertises: a token without it gets 403 insufficient_scope naming it.
 	StepUpScope string
+	// ScopeNeverEnough makes the StepUpScope server refuse every token
+	// with 403 insufficient_scope, whatever it was granted.
+	ScopeNeverEnough bool
 	// LateAuth, if set, is the one MCP method ("tools/list" or
 	// "tools/call") that needs a token: everything else, initialize
 	// included, is served without one. Its 401 names the scope "tools".
@@ -202,7 +205,7 @@ func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handl
 			s.mu.Lock()
 			scope, live := s.scopes[tok]
 			s.mu.Unlock()
-			if live && !slices.Contains(strings.Fields(scope), s.o.StepUpScope) {
+			if live && (s.o.ScopeNeverEnough || !slices.Contains(strings.Fields(scope), s.o.StepUpScope)) {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="tools %s"`, s.o.StepUpScope))
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
