@@ -19,6 +19,9 @@ endif
 endif
 
 NPM_DIR := testdata/npm
+# The official MCP conformance suite and the Node (22 or newer) it needs,
+# pinned: its client authorization scenarios run against the workbench.
+CONFORMANCE_DIR := testdata/conformance
 
 # staticcheck, pinned: make lint installs this version into bin/tools on first use.
 STATICCHECK_VERSION := v0.8.2
@@ -64,11 +67,16 @@ bench: test-deps
 	@echo
 	@$(GO) run ./cmd/benchtable < bin/bench.txt
 
-## test-deps: the official MCP servers the end-to-end tests use, pinned in testdata/npm
-test-deps: $(NPM_DIR)/node_modules/.package-lock.json
+## test-deps: the official MCP servers the end-to-end tests use, pinned in
+## testdata/npm, and the conformance suite, pinned in testdata/conformance
+test-deps: $(NPM_DIR)/node_modules/.package-lock.json $(CONFORMANCE_DIR)/node_modules/.package-lock.json
 
 $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund
+
+$(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund
+	@$(CONFORMANCE_DIR)/node_modules/.bin/node --version | grep -q '^v22\.' || { echo "test-deps: $(CONFORMANCE_DIR) has no Node 22" >&2; exit 1; }
 
 ## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
 ## and staticcheck over the linux and windows builds together
@@ -110,4 +118,4 @@ dist:
 	cd dist && sha256sum -- * > SHA256SUMS && cat SHA256SUMS
 
 clean:
-	rm -rf bin dist $(NPM_DIR)/node_modules
+	rm -rf bin dist $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules

@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envRelay) == "1" {
 		os.Exit(relay())
 	}
+	if os.Getenv(envConformanceClient) == "1" {
+		os.Exit(conformanceClient())
+	}
 	fakeserver.TestMain(m)
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -431,6 +432,12 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 	}
 	if errors.Is(context.Cause(callCtx), errTimedOut) {
 		return nil, fmt.Errorf("no response within %v (requestTimeoutMs); the call was cancelled", timeout)
+	}
+	var loginErr *oauth.Error
+	if errors.As(err, &loginErr) {
+		// The server asked for a login (or more scopes) for this call: the
+		// SDK's "rejected by transport" would hide the command to run.
+		return nil, loginErr
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {

@@ -103,6 +103,9 @@ type Client struct {
 	rec     *Record
 	loadErr error     // why the stored record was refused
 	fresh   time.Time // when this process last got a token from the authorization server
+	// spent are the refresh tokens this client sent to the token
+	// endpoint: with rotation each works once, so none is sent again.
+	spent map[string]bool
 }
 
 // NewClient returns the Client of server s of toolbox, with tokens from the
@@ -255,6 +258,16 @@ func (c *Client) refreshLocked(seen string) error {
 	case rec.Token.RefreshToken == "":
 		c.rec = rec
 		return c.needsLogin("the access token expired and the authorization server gave no refresh token", nil)
+	case c.spent[rec.Token.RefreshToken]:
+		// The store still holds a refresh token this client spent: its
+		// write of the next one failed. The record in memory has that one.
+		if c.rec == nil || c.rec.Token == nil || c.rec.Token.RefreshToken == "" || c.spent[c.rec.Token.RefreshToken] {
+			return c.needsLogin("the stored refresh token was used already and the one that replaced it was not kept", nil)
+		}
+		if c.rec.usable() && c.rec.Token.AccessToken != seen {
+			return nil
+		}
+		rec = c.rec
 	}
 	cfg := &oauth2.Config{
 		ClientID:     rec.ClientID,
@@ -265,9 +278,18 @@ func (c *Client) refreshLocked(seen string) error {
 	if o := c.cfg.OAuth; o != nil && o.ClientSecret != "" && o.ClientID == rec.ClientID {
 		cfg.ClientSecret = o.ClientSecret
 	}
-	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, c.http()), &oauth2.Token{RefreshToken: rec.Token.RefreshToken}).Token()
+	spending := rec.Token.RefreshToken
+	tok, err := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, c.http()), &oauth2.Token{RefreshToken: spending}).Token()
+	var re *oauth2.RetrieveError
+	if err == nil || (errors.As(err, &re) && !unavailable(re)) {
+		// The authorization server took the refresh token (and refused it
+		// or rotated it): it is gone. An outage's answer leaves it.
+		if c.spent == nil {
+			c.spent = map[string]bool{}
+		}
+		c.spent[spending] = true
+	}
 	if err != nil {
-		var re *oauth2.RetrieveError
 		var e *Error
 		switch {
 		case errors.As(err, &re) && !unavailable(re):
@@ -282,13 +304,19 @@ func (c *Client) refreshLocked(seen string) error {
 		return e
 	}
 	if tok.RefreshToken == "" {
-		tok.RefreshToken = rec.Token.RefreshToken
+		tok.RefreshToken = spending // not rotated: it stays valid
+		delete(c.spent, spending)
 	}
-	rec.Token = tok
-	if err := c.store.Save(rec); err != nil {
-		return c.failed("saving the refreshed login: "+err.Error(), err)
+	next := *rec
+	next.Token = tok
+	// The new tokens are used from now on, stored or not: the refresh
+	// token they replace is spent.
+	c.rec, c.fresh = &next, time.Now()
+	if err := c.store.Save(&next); err != nil {
+		e := c.failed("saving the refreshed login: "+err.Error(), err)
+		e.Transient = true
+		return e
 	}
-	c.rec, c.fresh = rec, time.Now()
 	return nil
 }
 
@@ -346,13 +374,17 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		}
 		// Step-up: the next login asks for these scopes besides its own.
 		scopes := bearerParam(challenges, "scope")
-		switch {
-		case scopes == "":
+		if scopes == "" {
 			return c.needsLogin("the server asks for scopes the login was not granted, without naming them; list them in the entry's oauth.scopes, then log in again", nil)
-		case !c.rememberStepUp(strings.Fields(scopes)):
-			return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q); list them in the entry's oauth.scopes, then log in again", scopes), nil)
 		}
-		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q), which the next login asks for", scopes), nil)
+		switch c.rememberStepUp(strings.Fields(scopes)) {
+		case stepUpGranted:
+			// A login asks for no more than it was granted: no loop of logins.
+			return c.failed(fmt.Sprintf("the server refuses the token for lack of scopes (%q) that its login was granted; logging in again would not help: the server's authorization does not accept what its authorization server grants", scopes), nil)
+		case stepUpNoted:
+			return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q), which the next login asks for", scopes), nil)
+		}
+		return c.needsLogin(fmt.Sprintf("the server asks for scopes the login was not granted (%q); list them in the entry's oauth.scopes, then log in again", scopes), nil)
 	}
 	sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if sent == "" && !hasBearer(challenges) {
@@ -367,6 +399,11 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 	case c.loadErr != nil:
 		return c.needsLogin(c.loadErr.Error(), c.loadErr)
 	case c.rec == nil:
+		// The next login starts from this challenge if the server
+		// answers its probe without one (it asks only for some requests).
+		if c.store != nil {
+			_ = c.store.saveChallenge(c.cfg.URL, resp.Header.Values("WWW-Authenticate"))
+		}
 		return c.needsLogin("the server asks for an OAuth login and none is stored", nil)
 	case sent == "" && c.rec.usable():
 		return nil // a login since this request was sent: send it again with it
@@ -380,30 +417,46 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 	return c.refreshLocked(sent)
 }
 
+// What rememberStepUp did with the scopes a server asked for.
+type stepUp int
+
+const (
+	stepUpNotNoted stepUp = iota // no usable stored login to note them in
+	stepUpNoted                  // the next login asks for them
+	stepUpGranted                // the stored login was granted them all already
+)
+
 // rememberStepUp adds scopes to the stored login's step-up scopes, under
-// the store's lock, and reports whether they are noted there. Without a
-// usable stored login there is nothing to add to.
-func (c *Client) rememberStepUp(scopes []string) bool {
+// the store's lock, and says whether they are noted there, or were granted
+// to the login already (another login would not help). Without a usable
+// stored login there is nothing to add to.
+func (c *Client) rememberStepUp(scopes []string) stepUp {
 	if c.store == nil {
-		return false
+		return stepUpNotNoted
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
 	defer cancel()
 	release, err := c.store.Lock(ctx, c.cfg.URL)
 	if err != nil {
-		return false
+		return stepUpNotNoted
 	}
 	defer release()
 	rec, err := c.store.Load(c.cfg.URL)
 	if err != nil || rec == nil || mismatch(rec, c.cfg) != "" {
-		return false
+		return stepUpNotNoted
+	}
+	if len(unionScopes(rec.Scopes, scopes)) == len(unionScopes(rec.Scopes, nil)) {
+		return stepUpGranted
 	}
 	union := unionScopes(rec.StepUp, scopes)
 	if len(union) == len(rec.StepUp) {
-		return true
+		return stepUpNoted
 	}
 	rec.StepUp = union
-	return c.store.Save(rec) == nil
+	if c.store.Save(rec) != nil {
+		return stepUpNotNoted
+	}
+	return stepUpNoted
 }
 
 // unionScopes is a and b without repeats, sorted.

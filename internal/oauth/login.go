@@ -1,7 +1,6 @@
 package oauth
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -99,10 +98,16 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	}
 	if probeResp.StatusCode != http.StatusUnauthorized && !needsAuth(probeResp) {
 		probeResp.Body.Close()
-		if probeResp.StatusCode < 300 {
+		if probeResp.StatusCode >= 300 {
+			return nil, fail(fmt.Sprintf("the server answered HTTP %d instead of asking for a login (401)", probeResp.StatusCode), nil)
+		}
+		// The server asks for a login only for some requests (a tool's
+		// call): the challenge the workbench was given then starts it.
+		challenge, err := store.loadChallenge(s.URL)
+		if err != nil || challenge == nil {
 			return &LoginResult{NotNeeded: true}, nil
 		}
-		return nil, fail(fmt.Sprintf("the server answered HTTP %d instead of asking for a login (401)", probeResp.StatusCode), nil)
+		probeResp = challenge.response(probeReq)
 	}
 
 	var issuer, metadataURL string
@@ -209,6 +214,9 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 		return nil, fail("storing the tokens: "+err.Error(), err)
 	}
 	err = store.Save(rec)
+	if err == nil {
+		store.deleteChallenge(s.URL) // answered
+	}
 	release()
 	if err != nil {
 		return nil, fail("storing the tokens: "+err.Error(), err)
@@ -227,6 +235,7 @@ func Logout(ctx context.Context, store *Store, serverURL string) (bool, error) {
 		return false, err
 	}
 	defer release()
+	store.deleteChallenge(serverURL)
 	return store.Delete(serverURL)
 }
 
@@ -250,22 +259,32 @@ func explainAuthorizeError(err error) string {
 	return describe(err)
 }
 
+// probeVersion is the protocol version the login's probe speaks.
+const probeVersion = "2025-11-25"
+
 // probe asks the server, without a token, for what a client would: for
-// http an initialize POST, for sse the event stream. The answer is the
-// 401 whose WWW-Authenticate header starts discovery.
+// http an initialize POST and, if that is served, the initialized
+// notification and a tools/list, for sse the event stream. The answer is
+// the 401 whose WWW-Authenticate header starts discovery, or the last
+// answer when none asks for a login. It never calls a tool.
 func probe(ctx context.Context, hc *http.Client, s *config.Server) (*http.Request, *http.Response, error) {
-	send := func(method string) (*http.Request, *http.Response, error) {
-		var body io.Reader
-		if method == http.MethodPost {
-			body = bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp-workbench","version":"login"}}}`))
+	var session string
+	send := func(method, body string) (*http.Request, *http.Response, error) {
+		var r io.Reader
+		if body != "" {
+			r = strings.NewReader(body)
 		}
-		req, err := http.NewRequestWithContext(ctx, method, s.URL, body)
+		req, err := http.NewRequestWithContext(ctx, method, s.URL, r)
 		if err != nil {
 			return nil, nil, err
 		}
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		if body != nil {
+		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
+		}
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", probeVersion)
 		}
 		for k, v := range s.Headers {
 			req.Header.Set(k, v)
@@ -273,16 +292,41 @@ func probe(ctx context.Context, hc *http.Client, s *config.Server) (*http.Reques
 		resp, err := hc.Do(req)
 		return req, resp, err
 	}
-	method := http.MethodPost
 	if s.Transport == config.SSE {
-		method = http.MethodGet
+		return send(http.MethodGet, "")
 	}
-	req, resp, err := send(method)
+	req, resp, err := send(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+probeVersion+`","capabilities":{},"clientInfo":{"name":"mcp-workbench","version":"login"}}}`)
 	if err == nil && s.TransportInferred && resp.StatusCode != http.StatusUnauthorized && resp.StatusCode >= 400 {
 		resp.Body.Close()
-		req, resp, err = send(http.MethodGet) // an SSE server at a url alone
+		return send(http.MethodGet, "") // an SSE server at a url alone
 	}
-	return req, resp, err
+	if err != nil || resp.StatusCode >= 300 || needsAuth(resp) {
+		return req, resp, err
+	}
+	// Served without a token: some servers ask for one only after
+	// initialize. Its answer is not needed (an event stream may stay open).
+	session = resp.Header.Get("Mcp-Session-Id")
+	resp.Body.Close()
+	first := resp
+	if _, r, err := send(http.MethodPost, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err == nil {
+		r.Body.Close()
+	}
+	listReq, list, err := send(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if session != "" {
+		defer func() { // end the session the probe opened, as a client would
+			if _, r, err := send(http.MethodDelete, ""); err == nil {
+				r.Body.Close()
+			}
+		}()
+	}
+	if err == nil && (list.StatusCode == http.StatusUnauthorized || needsAuth(list)) {
+		return listReq, list, nil
+	}
+	if err == nil {
+		list.Body.Close()
+	}
+	first.Body = http.NoBody
+	return req, first, nil
 }
 
 // discoverIssuer finds the authorization server the way the SDK's handler

@@ -14,5 +14,6 @@ func TestMain(m *testing.M) {
 	proctree.MaybeRun()
 	fakeserver.MaybeRun()
 	oauthtest.MaybeBrowse()
+	maybeRefresh()
 	fakeserver.TestMain(m)
 }

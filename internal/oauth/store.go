@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -165,12 +166,18 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return err
 	}
+	return s.writeAtomic(s.Path(rec.ServerURL), append(data, '\n'))
+}
+
+// writeAtomic writes data to path in the store's folder: a temporary file
+// (mode 0600) in the same folder, synced, then renamed over the old one.
+func (s *Store) writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(s.Dir, ".token-*.tmp") // mode 0600
 	if err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
+	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing token file: %w", err)
 	}
@@ -181,7 +188,7 @@ func (s *Store) Save(rec *Record) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), s.Path(rec.ServerURL)); err != nil {
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
 	syncDir(s.Dir)
@@ -246,3 +253,56 @@ func (s *Store) Lock(ctx context.Context, serverURL string) (func(), error) {
 		}
 	}
 }
+
+// challenge is a server's request for a login (its WWW-Authenticate
+// header) that the workbench was given while it had none stored, for a
+// request that the login's own probe does not make (a tool's call): the
+// next login starts from it. It holds no secret.
+type challenge struct {
+	ServerURL       string   `json:"server_url"`
+	WWWAuthenticate []string `json:"www_authenticate"`
+}
+
+// response is the 401 the challenge stands for, as an answer to req.
+func (c *challenge) response(req *http.Request) *http.Response {
+	h := http.Header{}
+	for _, v := range c.WWWAuthenticate {
+		h.Add("WWW-Authenticate", v)
+	}
+	return &http.Response{Status: "401 Unauthorized", StatusCode: http.StatusUnauthorized, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: http.NoBody, Request: req}
+}
+
+func (s *Store) challengePath(serverURL string) string {
+	return strings.TrimSuffix(s.Path(serverURL), ".json") + ".challenge.json"
+}
+
+// saveChallenge notes a server's WWW-Authenticate values, atomically.
+func (s *Store) saveChallenge(serverURL string, values []string) error {
+	if err := s.mkdir(); err != nil {
+		return err
+	}
+	data, err := json.Marshal(&challenge{ServerURL: serverURL, WWWAuthenticate: values})
+	if err != nil {
+		return err
+	}
+	return s.writeAtomic(s.challengePath(serverURL), data)
+}
+
+// loadChallenge returns the noted challenge of serverURL, or nil.
+func (s *Store) loadChallenge(serverURL string) (*challenge, error) {
+	data, err := os.ReadFile(s.challengePath(serverURL))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c challenge
+	if json.Unmarshal(data, &c) != nil || c.ServerURL != serverURL || len(c.WWWAuthenticate) == 0 {
+		return nil, nil // not one this store wrote for this server: ignored
+	}
+	return &c, nil
+}
+
+func (s *Store) deleteChallenge(serverURL string) { _ = os.Remove(s.challengePath(serverURL)) }

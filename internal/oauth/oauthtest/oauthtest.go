@@ -5,12 +5,14 @@
 package oauthtest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -81,6 +83,13 @@ type Options struct {
 	// StepUpScope, if set, is a scope the MCP server needs beyond those it
 	// advertises: a token without it gets 403 insufficient_scope naming it.
 	StepUpScope string
+	// ScopeNeverEnough makes the StepUpScope server refuse every token
+	// with 403 insufficient_scope, whatever it was granted.
+	ScopeNeverEnough bool
+	// LateAuth, if set, is the one MCP method ("tools/list" or
+	// "tools/call") that needs a token: everything else, initialize
+	// included, is served without one. Its 401 names the scope "tools".
+	LateAuth string
 }
 
 // RegistrationSecret is the client secret of a MistypedRegistration: it
@@ -100,11 +109,15 @@ type Server struct {
 	access  map[string]time.Time // access token → expiry
 	scopes  map[string]string    // access or refresh token → the scopes granted
 	refresh map[string]string    // refresh token → client id
+	spent   map[string]bool      // refresh tokens already spent
 
 	Logins, Refreshes, Registrations, Calls atomic.Int32
-	tokenFailure                            atomic.Int32
-	as                                      *http.Server
-	asLn                                    net.Listener
+	// Reuses counts refresh requests with a refresh token that was already
+	// spent: a client that keeps rotated tokens never makes one.
+	Reuses       atomic.Int32
+	tokenFailure atomic.Int32
+	as           *http.Server
+	asLn         net.Listener
 }
 
 type grant struct {
@@ -117,7 +130,7 @@ func Start(t testing.TB, o Options) *Server {
 	if o.TokenTTL == 0 {
 		o.TokenTTL = time.Hour
 	}
-	s := &Server{o: o, clients: map[string][]string{}, codes: map[string]grant{}, access: map[string]time.Time{}, scopes: map[string]string{}, refresh: map[string]string{}}
+	s := &Server{o: o, clients: map[string][]string{}, codes: map[string]grant{}, access: map[string]time.Time{}, scopes: map[string]string{}, refresh: map[string]string{}, spent: map[string]bool{}}
 	if o.ClientID != "" {
 		s.clients[o.ClientID] = nil // any loopback redirect
 	}
@@ -179,6 +192,9 @@ func Start(t testing.TB, o Options) *Server {
 // routeMCP puts the MCP handler behind the bearer check.
 func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handler {
 	opts := &auth.RequireBearerTokenOptions{ResourceMetadataURL: strings.TrimSuffix(s.URL, "/mcp") + "/.well-known/oauth-protected-resource/mcp"}
+	if s.o.LateAuth != "" {
+		opts.Scopes = []string{"tools"} // named in the 401's challenge
+	}
 	if s.o.NoDiscovery {
 		opts.ResourceMetadataURL = ""
 	}
@@ -189,11 +205,15 @@ func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handl
 			s.mu.Lock()
 			scope, live := s.scopes[tok]
 			s.mu.Unlock()
-			if live && !slices.Contains(strings.Fields(scope), s.o.StepUpScope) {
+			if live && (s.o.ScopeNeverEnough || !slices.Contains(strings.Fields(scope), s.o.StepUpScope)) {
 				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="tools %s"`, s.o.StepUpScope))
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
 			}
+		}
+		if r.URL.Path == "/mcp" && s.o.LateAuth != "" && !s.needsToken(r) {
+			mcpHandler.ServeHTTP(w, r)
+			return
 		}
 		if r.URL.Path == "/mcp" {
 			protected.ServeHTTP(w, r)
@@ -201,6 +221,23 @@ func routeMCP(mux *http.ServeMux, mcpHandler http.Handler, s *Server) http.Handl
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// needsToken reports whether a LateAuth server asks r for a token: a POST
+// of its LateAuth method. It reads the body and puts it back.
+func (s *Server) needsToken(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return true
+	}
+	var msg struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &msg) != nil || msg.Method == s.o.LateAuth
 }
 
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -364,11 +401,15 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		scope = g.scope
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
+		if s.spent[rt] {
+			s.Reuses.Add(1)
+		}
 		if s.refresh[rt] != client {
 			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": "refresh token revoked"})
 			return
 		}
 		delete(s.refresh, rt) // rotation: a refresh token works once
+		s.spent[rt] = true
 		scope = s.scopes[rt]
 		s.Refreshes.Add(1)
 	default:
