@@ -1,0 +1,359 @@
+package searchdata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+// dataDir is the evaluation data, from this package's folder.
+const dataDir = "../../testdata/search"
+
+// The kinds of held-out query (testdata/search/README.md says what each means).
+var kinds = []string{"direct", "paraphrase", "ambiguous", "first-step"}
+
+// A tool is what a check needs of one captured tool: its name and the words
+// a reader of tools/list sees for it (name, titles, description).
+type tool struct {
+	name string
+	text string
+}
+
+// A query is one entry of queries-heldout.json.
+type query struct {
+	Query  string   `json:"query"`
+	Kind   string   `json:"kind"`
+	Expect []string `json:"expect"`
+}
+
+// checkToolFile checks one captured tools/list file and returns its tools,
+// keyed "server/tool", and every problem found, each naming where it is.
+func checkToolFile(file string, data []byte) (map[string]tool, []string) {
+	var problems []string
+	bad := func(format string, args ...any) {
+		problems = append(problems, file+": "+fmt.Sprintf(format, args...))
+	}
+	var doc struct {
+		Server   string            `json:"server"`
+		Package  string            `json:"package"`
+		Command  string            `json:"command"`
+		Captured string            `json:"captured"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		bad("not a captured tool list: %v", err)
+		return nil, problems
+	}
+	if want := strings.TrimSuffix(filepath.Base(file), ".json"); doc.Server != want {
+		bad("server is %q, want %q (the file's name)", doc.Server, want)
+	}
+	if at := strings.LastIndex(doc.Package, "@"); at <= 0 || at == len(doc.Package)-1 {
+		bad("package %q is not name@version", doc.Package)
+	}
+	if doc.Command == "" || doc.Captured == "" {
+		bad("command and captured must say how and when the list was captured")
+	}
+	if len(doc.Tools) == 0 {
+		bad("no tools")
+	}
+	tools := make(map[string]tool)
+	for i, raw := range doc.Tools {
+		var t map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &t); err != nil {
+			bad("tools[%d]: not a JSON object: %v", i, err)
+			continue
+		}
+		var name string
+		if err := json.Unmarshal(t["name"], &name); err != nil || name == "" {
+			bad("tools[%d]: no name", i)
+			continue
+		}
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal(t["inputSchema"], &schema); err != nil || schema == nil {
+			bad("tools[%d] (%s): inputSchema is missing or not an object", i, name)
+		} else if string(schema["type"]) != `"object"` {
+			bad("tools[%d] (%s): inputSchema type is %s, want \"object\"", i, name, schema["type"])
+		}
+		key := doc.Server + "/" + name
+		if _, dup := tools[key]; dup {
+			bad("tools[%d]: tool %q is listed twice", i, name)
+		}
+		var title, description string
+		var annotations struct {
+			Title string `json:"title"`
+		}
+		_ = json.Unmarshal(t["title"], &title)
+		_ = json.Unmarshal(t["description"], &description)
+		_ = json.Unmarshal(t["annotations"], &annotations)
+		tools[key] = tool{name: name, text: strings.Join([]string{name, title, annotations.Title, description}, " ")}
+	}
+	return tools, problems
+}
+
+// checkQueries checks the held-out queries against the captured tools.
+func checkQueries(queries []query, tools map[string]tool) []string {
+	var problems []string
+	seen := make(map[string]int)
+	for i, q := range queries {
+		bad := func(format string, args ...any) {
+			problems = append(problems, fmt.Sprintf("queries-heldout.json[%d] (%q): ", i, q.Query)+fmt.Sprintf(format, args...))
+		}
+		if strings.TrimSpace(q.Query) == "" {
+			bad("empty query")
+		}
+		norm := strings.Join(strings.Fields(strings.ToLower(strings.TrimRight(q.Query, ".?! "))), " ")
+		if j, dup := seen[norm]; dup {
+			bad("same query as [%d]", j)
+		} else {
+			seen[norm] = i
+		}
+		if !slices.Contains(kinds, q.Kind) {
+			bad("kind %q is not one of %s", q.Kind, strings.Join(kinds, ", "))
+		}
+		if len(q.Expect) == 0 {
+			bad("expect names no tool")
+		}
+		servers := make(map[string]bool)
+		for k, e := range q.Expect {
+			if slices.Contains(q.Expect[:k], e) {
+				bad("expect[%d] %q is listed twice", k, e)
+			}
+			t, ok := tools[e]
+			if !ok {
+				bad("expect[%d] %q is no captured tool", k, e)
+				continue
+			}
+			servers[strings.SplitN(e, "/", 2)[0]] = true
+			if q.Kind == "paraphrase" {
+				if shared := sharedWords(q.Query, t.text); len(shared) > 0 {
+					bad("a paraphrase, but shares %s with %s", strings.Join(shared, ", "), e)
+				}
+			}
+		}
+		if q.Kind == "ambiguous" && len(servers) < 2 {
+			bad("ambiguous, but every expected tool is on one server")
+		}
+	}
+	return problems
+}
+
+// stopWords are the function words of English, which carry no meaning of
+// their own; every other word counts as a content word.
+var stopWords = func() map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(`a an the and or but if then else so to of in on at by for with from into onto
+		out up off over under about as than is are was were be been being am do does did done have has had it its
+		this that these those there here i me my mine we us our ours you your yours he him his she her they them
+		their what which who whom whose when where why how all any some no not only just also can could should would
+		will shall may might must very s t d ll re ve m let lets please need needs want wants each every one`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// contentWords splits text into lower-case words (identifiers split at _ - .
+// and case changes), drops stop words and one-letter words, and stems each.
+func contentWords(text string) map[string]bool {
+	words := make(map[string]bool)
+	var cur []rune
+	flush := func() {
+		w := strings.ToLower(string(cur))
+		cur = cur[:0]
+		if len(w) > 1 && !stopWords[w] {
+			words[stem(w)] = true
+		}
+	}
+	var prev rune
+	for _, r := range text {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return words
+}
+
+// stem cuts one common English ending, so that "issues", "issue" and
+// "issued" meet; it errs towards matching, which keeps the paraphrase check
+// strict.
+func stem(w string) string {
+	for _, suf := range []string{"ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "er", "s", "e", "ly"} {
+		if base, ok := strings.CutSuffix(w, suf); ok && len(base) >= 3 {
+			if suf == "ies" || suf == "ied" {
+				return base + "y"
+			}
+			return base
+		}
+	}
+	return w
+}
+
+// sharedWords returns the content words that a and b have in common, sorted.
+func sharedWords(a, b string) []string {
+	wb := contentWords(b)
+	var shared []string
+	for w := range contentWords(a) {
+		if wb[w] {
+			shared = append(shared, w)
+		}
+	}
+	sort.Strings(shared)
+	return shared
+}
+
+// loadAll reads every captured tool list and the held-out queries.
+func loadAll(t *testing.T) (map[string]tool, []string, []query) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dataDir, "tools", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tool lists in %s/tools (%v)", dataDir, err)
+	}
+	all := make(map[string]tool)
+	var servers []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools, problems := checkToolFile("tools/"+filepath.Base(f), data)
+		for _, p := range problems {
+			t.Error(p)
+		}
+		for k, v := range tools {
+			all[k] = v
+		}
+		servers = append(servers, strings.TrimSuffix(filepath.Base(f), ".json"))
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, "queries-heldout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queries []query
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&queries); err != nil {
+		t.Fatalf("queries-heldout.json: %v", err)
+	}
+	return all, servers, queries
+}
+
+func TestToolLists(t *testing.T) {
+	tools, servers, _ := loadAll(t)
+	if len(servers) < 12 {
+		t.Errorf("%d servers captured, want at least 12", len(servers))
+	}
+	t.Logf("%d tools on %d servers", len(tools), len(servers))
+	var size int64
+	_ = filepath.Walk(dataDir, func(_ string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			size += info.Size()
+		}
+		return err
+	})
+	if size > 2<<20 {
+		t.Errorf("testdata/search holds %d bytes, want at most 2 MiB", size)
+	}
+}
+
+func TestHeldOutQueries(t *testing.T) {
+	tools, servers, queries := loadAll(t)
+	for _, p := range checkQueries(queries, tools) {
+		t.Error(p)
+	}
+	if len(queries) < 120 {
+		t.Errorf("%d queries, want at least 120", len(queries))
+	}
+	perKind := make(map[string]int)
+	covered := make(map[string]bool)
+	for _, q := range queries {
+		perKind[q.Kind]++
+		for _, e := range q.Expect {
+			covered[strings.SplitN(e, "/", 2)[0]] = true
+		}
+	}
+	for _, k := range kinds {
+		if perKind[k] == 0 {
+			t.Errorf("no %s query", k)
+		}
+	}
+	if 10*perKind["paraphrase"] < 3*len(queries) {
+		t.Errorf("%d of %d queries are paraphrases, want at least 30%%", perKind["paraphrase"], len(queries))
+	}
+	for _, s := range servers {
+		if !covered[s] {
+			t.Errorf("no query expects a tool of %s", s)
+		}
+	}
+	t.Logf("%d queries: %v", len(queries), perKind)
+}
+
+// TestChecksCatchBadData feeds each check data with one known fault, so that
+// a check that stopped finding its fault fails here.
+func TestChecksCatchBadData(t *testing.T) {
+	tools, problems := checkToolFile("tools/demo.json", []byte(`{"server": "demo", "package": "demo@1.0.0",
+		"command": "demo", "captured": "2026-11-24", "tools": [
+		{"name": "list_issues", "description": "List issues in a repository.", "inputSchema": {"type": "object"}},
+		{"name": "get_me", "description": "Get details of the authenticated user.", "inputSchema": {"type": "object"}}]}`))
+	if len(problems) > 0 || len(tools) != 2 {
+		t.Fatalf("a good tool list: %d tools, problems %q", len(tools), problems)
+	}
+	fileCases := []struct{ name, data, want string }{
+		{"no inputSchema", `{"server": "demo", "package": "demo@1", "command": "x", "captured": "x", "tools": [{"name": "a"}]}`, "tools[0] (a): inputSchema is missing"},
+		{"schema not an object type", `{"server": "demo", "package": "demo@1", "command": "x", "captured": "x", "tools": [{"name": "a", "inputSchema": {"type": "string"}}]}`, `want "object"`},
+		{"no name", `{"server": "demo", "package": "demo@1", "command": "x", "captured": "x", "tools": [{"inputSchema": {"type": "object"}}]}`, "tools[0]: no name"},
+		{"tool twice", `{"server": "demo", "package": "demo@1", "command": "x", "captured": "x", "tools": [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "a", "inputSchema": {"type": "object"}}]}`, "listed twice"},
+		{"wrong server", `{"server": "other", "package": "demo@1", "command": "x", "captured": "x", "tools": [{"name": "a", "inputSchema": {"type": "object"}}]}`, "the file's name"},
+		{"no version", `{"server": "demo", "package": "demo", "command": "x", "captured": "x", "tools": [{"name": "a", "inputSchema": {"type": "object"}}]}`, "not name@version"},
+		{"not JSON", `{"server": `, "not a captured tool list"},
+	}
+	for _, c := range fileCases {
+		_, problems := checkToolFile("tools/demo.json", []byte(c.data))
+		if !strings.Contains(strings.Join(problems, "\n"), c.want) {
+			t.Errorf("%s: problems %q, want one containing %q", c.name, problems, c.want)
+		}
+	}
+
+	tools["other/get_me"] = tools["demo/get_me"]
+	queryCases := []struct {
+		name    string
+		queries []query
+		want    string
+	}{
+		{"unknown tool", []query{{"x", "direct", []string{"demo/nope"}}}, `"demo/nope" is no captured tool`},
+		{"duplicate query", []query{{"Who am I?", "direct", []string{"demo/get_me"}}, {"who  am i", "direct", []string{"demo/get_me"}}}, "same query as [0]"},
+		{"paraphrase sharing a word", []query{{"show the open issues", "paraphrase", []string{"demo/list_issues"}}}, "shares issu with demo/list_issues"},
+		{"paraphrase sharing a name's word", []query{{"get my profile", "paraphrase", []string{"demo/get_me"}}}, "shares get with"},
+		{"unknown kind", []query{{"x", "vague", []string{"demo/get_me"}}}, `kind "vague"`},
+		{"ambiguous on one server", []query{{"x", "ambiguous", []string{"demo/get_me", "demo/list_issues"}}}, "every expected tool is on one server"},
+		{"no expect", []query{{"x", "direct", nil}}, "expect names no tool"},
+	}
+	for _, c := range queryCases {
+		problems := checkQueries(c.queries, tools)
+		if !strings.Contains(strings.Join(problems, "\n"), c.want) {
+			t.Errorf("%s: problems %q, want one containing %q", c.name, problems, c.want)
+		}
+	}
+	good := []query{
+		{"which account does this token belong to", "paraphrase", []string{"demo/get_me"}},
+		{"who am I", "ambiguous", []string{"demo/get_me", "other/get_me"}},
+	}
+	if problems := checkQueries(good, tools); len(problems) > 0 {
+		t.Errorf("good queries: %q", problems)
+	}
+}
