@@ -120,6 +120,7 @@ type Server struct {
 	log     *slog.Logger
 	prefix  string // "[toolbox/server]" for its stderr lines
 	query   string // the query of the server's url, hidden in messages
+	userURL string // the server's url when it has userinfo, masked in messages
 
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
@@ -162,9 +163,12 @@ type Server struct {
 // first [Server.Connect] or [Server.Call].
 func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	var query string
+	var query, userURL string
 	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
 		query = u.RawQuery
+		if u.User != nil {
+			userURL = cfg.URL
+		}
 	}
 	var key string
 	if o.Catalog != nil && cfg.Catalog {
@@ -178,6 +182,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,
+		userURL:    userURL,
 		Toolbox:    toolbox,
 		Name:       cfg.Name,
 		cfg:        cfg,
@@ -429,6 +434,9 @@ func (s *Server) redact(err error) error {
 		return nil
 	}
 	msg := frame.ExplainError(err)
+	if s.userURL != "" {
+		msg = strings.ReplaceAll(msg, s.userURL, config.MaskURL(s.userURL))
+	}
 	if s.query != "" {
 		msg = strings.ReplaceAll(msg, s.query, "…")
 	}
