@@ -33,9 +33,16 @@ func (v *validator) expandAt(s, p string) (string, error) {
 		return expandVars(s, v.lookup)
 	}
 	return expand(s, v.lookup, func(name string) string {
-		v.warn(p, "environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)
+		v.warn(p, "%s", UnsetVarWarning(name))
 		return name
 	})
+}
+
+// UnsetVarWarning is the warning for a ${VAR} without a default that is
+// not set where the file is looked at (validate, import): the one wording
+// of both.
+func UnsetVarWarning(name string) string {
+	return fmt.Sprintf("environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)
 }
 
 func (v *validator) problem(path, format string, args ...any) {
@@ -205,6 +212,9 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 		if s := v.server(sname, servers.vals[i], JoinPath(p, "mcpServers", sname), def, info); s != nil {
 			tb.Servers = append(tb.Servers, s)
 		}
+	}
+	if len(tb.Servers) > 0 && tb.EnabledServers() == 0 {
+		v.warn(JoinPath(p, "mcpServers"), "every server is disabled: opening the toolbox offers no tool (enable one, or remove the toolbox)")
 	}
 	return tb
 }
