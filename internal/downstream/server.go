@@ -692,6 +692,7 @@ func (c *conn) toolsChanged() {
 		return
 	}
 	s := c.s
+	before := c.tools.Load()
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	if err := c.listTools(ctx); err != nil {
@@ -700,7 +701,12 @@ func (c *conn) toolsChanged() {
 		}
 		return
 	}
-	s.log.Info("tool list changed", "tools", len(c.tools.Load().Tools))
+	if after := c.tools.Load(); !sameTools(before, after) {
+		s.log.Info("tool list changed", "tools", len(after.Tools))
+	} else {
+		// Servers announce changes that change nothing, many at every start.
+		s.log.Debug("tool list announced as changed, but the same tools are listed", "tools", len(after.Tools))
+	}
 }
 
 // watch waits for the connection to end on its own — the process exited or
