@@ -1,14 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,8 +96,12 @@ func parseImportArgs(e *env, args []string) (importOptions, error) {
 // failed import never leaves a half-usable file behind. Notes and warnings
 // go to stderr unless the log level is above warn.
 func doImport(opts importOptions, stdout, stderr io.Writer) error {
-	level, _ := parseLevel(cmp.Or(opts.logLevel, os.Getenv("WORKBENCH_LOG_LEVEL")))
-	quiet := level > slog.LevelWarn
+	// Notes and warnings are logged as every command logs them; the
+	// default level shows them, error hides them.
+	log, err := newLogger(stderr, opts.logLevel)
+	if err != nil {
+		return err
+	}
 	data, err := os.ReadFile(opts.src)
 	if err != nil {
 		return fmt.Errorf("cannot read the host configuration: %w", err)
@@ -110,9 +112,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	}
 	servers, notes := hostconfig.Name(found)
 	for _, n := range notes {
-		if !quiet {
-			fmt.Fprintln(stderr, "mcp-workbench:", n)
-		}
+		log.Warn("import: " + n)
 	}
 	boxes := hostconfig.Plan(servers, opts.toolbox)
 	out := hostconfig.Render(boxes)
@@ -124,11 +124,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	if err := writeNew(opts, out); err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		if !quiet {
-			fmt.Fprintf(stderr, "mcp-workbench: warning: %s: %s\n", opts.out, w)
-		}
-	}
+	warnConfig(log, warnings)
 	printNextSteps(stdout, opts, found, boxes)
 	return nil
 }
@@ -199,26 +195,59 @@ func printNextSteps(stdout io.Writer, opts importOptions, found []hostconfig.Ser
 		fmt.Fprintf(stdout, "  toolbox %s: %s\n", tb.Name, strings.Join(names, ", "))
 	}
 
-	var hostNames []string
-	seen := map[string]bool{}
-	for _, s := range found {
-		if !seen[s.Name] {
-			seen[s.Name] = true
-			hostNames = append(hostNames, s.Name)
-		}
-	}
 	fmt.Fprintf(stdout, `
 Next:
   1. Replace each "TODO" description in %s with what its tools are for:
      the model reads the descriptions to choose a toolbox. Then check the file:
        %s validate --config %s
-  2. Remove the imported servers (%s) from the host configuration
+  2. Remove the imported servers from the host configuration
        %s
-     (or the host starts them itself as well), and add the workbench in their place:
+`, outAbs, config.ShellQuote(exe), config.ShellQuote(outAbs), srcAbs)
+	for _, where := range serversByPlace(found) {
+		fmt.Fprintf(stdout, "     %s: %s\n", where.place, strings.Join(where.names, ", "))
+	}
+	fmt.Fprint(stdout, "     (or the host starts them itself as well), and add the workbench in their place")
+	if !hostconfig.ClaudeCode(opts.src, found) {
+		fmt.Fprintf(stdout, ":\n\n{\n  \"mcpServers\": {\n    \"workbench\": {\n      \"command\": %s,\n      \"args\": [\"--config\", %s]\n    }\n  }\n}\n",
+			frame.Quote(exe), frame.Quote(outAbs))
+		return
+	}
+	// Claude Code defers MCP tools behind its tool search; the workbench's
+	// two tools are what the model starts from, so they are always loaded.
+	entry := fmt.Sprintf(`{"type":"stdio","command":%s,"args":["--config",%s],"alwaysLoad":true}`, frame.Quote(exe), frame.Quote(outAbs))
+	fmt.Fprintf(stdout, ", for every project:\n       claude mcp add-json --scope user workbench %s\n"+
+		"     (\"alwaysLoad\": true keeps its two tools loaded rather than deferred behind Claude Code's tool search)\n",
+		config.ShellQuote(entry))
+}
 
-`, outAbs, config.ShellQuote(exe), config.ShellQuote(outAbs), strings.Join(hostNames, ", "), srcAbs)
-	fmt.Fprintf(stdout, "{\n  \"mcpServers\": {\n    \"workbench\": {\n      \"command\": %s,\n      \"args\": [\"--config\", %s]\n    }\n  }\n}\n",
-		frame.Quote(exe), frame.Quote(outAbs))
-	fmt.Fprintf(stdout, "\n     For Claude Code, run instead:\n       claude mcp add workbench -- %s --config %s\n",
-		config.ShellQuote(exe), config.ShellQuote(outAbs))
+// place is where in a host configuration some imported servers are.
+type place struct {
+	place string
+	names []string
+}
+
+// serversByPlace groups the host's servers by the object that holds them,
+// in file order: the top-level "mcpServers", or a Claude Code project's.
+func serversByPlace(found []hostconfig.Server) []place {
+	var out []place
+	seen := map[string]bool{}
+	for _, s := range found {
+		where := `top-level "mcpServers"`
+		if s.Project != "" {
+			where = `"projects" → ` + frame.Quote(s.Project) + ` → "mcpServers"`
+		}
+		if seen[where+"\x00"+s.Name] {
+			continue
+		}
+		seen[where+"\x00"+s.Name] = true
+		i := 0
+		for i < len(out) && out[i].place != where {
+			i++
+		}
+		if i == len(out) {
+			out = append(out, place{place: where})
+		}
+		out[i].names = append(out[i].names, s.Name)
+	}
+	return out
 }

@@ -76,6 +76,11 @@ type importCase struct {
 	servers []string
 	from    map[string][]string
 	stderr  string // a note that must be printed, if any
+	// claudeCode: the next steps give the claude command, not the
+	// mcpServers entry of the other hosts.
+	claudeCode bool
+	// places are the lines that say where the servers are in the file.
+	places []string
 }
 
 var importCases = []importCase{
@@ -87,6 +92,7 @@ var importCases = []importCase{
 			"alpha-memory": {"mcpServers", "alpha-memory"},
 			"github":       {"mcpServers", "github"},
 		},
+		places: []string{`top-level "mcpServers": zeta-files, alpha-memory, github`},
 	},
 	{
 		fixture: "claude-code-project.mcp.json",
@@ -96,6 +102,7 @@ var importCases = []importCase{
 			"api":          {"mcpServers", "api"},
 			"local-events": {"mcpServers", "local-events"},
 		},
+		claudeCode: true,
 	},
 	{
 		// Projects come first in this file; the site's memory server is the
@@ -109,7 +116,14 @@ var importCases = []importCase{
 			"db-2":   {"projects", "/home/me/site", "mcpServers", "db"},
 			"docs":   {"mcpServers", "docs"},
 		},
-		stderr: `two different servers are named "db" (in project /home/me/app and in project /home/me/site): the later one is imported as "db-2"`,
+		stderr:     `level=WARN msg="import: two different servers are named \"db\" (in project /home/me/app and in project /home/me/site): the later one is imported as \"db-2\""`,
+		claudeCode: true,
+		// Both projects' servers are to be removed where they are.
+		places: []string{
+			`"projects" → "/home/me/app" → "mcpServers": db, memory`,
+			`"projects" → "/home/me/site" → "mcpServers": db, memory`,
+			`top-level "mcpServers": docs`,
+		},
 	},
 	{
 		fixture: "cursor-mcp.json",
@@ -119,6 +133,7 @@ var importCases = []importCase{
 			"browser": {"mcpServers", "browser"},
 			"fetch":   {"mcpServers", "fetch"},
 		},
+		places: []string{`top-level "mcpServers": linear, browser, fetch`},
 	},
 }
 
@@ -201,13 +216,21 @@ func TestImportHostConfigs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, want := range []string{
-					"TODO",
-					`"args": ["--config", "` + abs + `"]`,
-					`"command": "` + exe + `"`,
-					"claude mcp add workbench -- " + exe + " --config " + abs,
-					"Remove the imported servers",
-				} {
+				wants := append([]string{"TODO", "Remove the imported servers"}, tc.places...)
+				claudeCmd := `claude mcp add-json --scope user workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
+				entry := []string{`"args": ["--config", "` + abs + `"]`, `"command": "` + exe + `"`}
+				if tc.claudeCode {
+					wants = append(wants, claudeCmd)
+					if strings.Contains(stdout, `"mcpServers": {`) {
+						t.Errorf("stdout gives Claude Code another host's entry:\n%s", stdout)
+					}
+				} else {
+					wants = append(wants, entry...)
+					if strings.Contains(stdout, "claude mcp") || strings.Contains(stdout, "Claude Code") {
+						t.Errorf("stdout speaks of Claude Code for another host's file:\n%s", stdout)
+					}
+				}
+				for _, want := range wants {
 					if !strings.Contains(stdout, want) {
 						t.Errorf("stdout lacks %q:\n%s", want, stdout)
 					}
@@ -373,12 +396,16 @@ func TestImportWarnings(t *testing.T) {
 	os.Unsetenv("API_KEY") // restored by t.Setenv
 	out := filepath.Join(t.TempDir(), "wb.json")
 	code, stdout, stderr := runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out)
-	want := "mcp-workbench: warning: " + out + ": toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here"
+	// The line validate writes for the same variable.
+	want := `level=WARN msg="configuration: toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here: set it where the host starts the workbench`
 	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "EVENTS_PORT") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	if !strings.Contains(stdout, `Replace each "TODO" description`) {
 		t.Errorf("stdout does not say to replace the TODOs:\n%s", stdout)
+	}
+	if _, _, vErr := runCmd(t, "", "validate", "--config", out); !strings.Contains(vErr, want) {
+		t.Errorf("validate warns of API_KEY otherwise than import:\n%s", vErr)
 	}
 	code, _, stderr = runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out, "--force", "--log-level", "error")
 	if code != 0 || stderr != "" {
@@ -437,5 +464,30 @@ func TestImportNamesWithDollarBraces(t *testing.T) {
 	}
 	if !slices.Contains(names, "${weird}") || !slices.Contains(names, "a b/c") {
 		t.Errorf("servers after import: %q", names)
+	}
+}
+
+// TestImportWarnsOfADisabledToolbox: a toolbox whose only servers are
+// disabled offers nothing; import and validate both say so.
+func TestImportWarnsOfADisabledToolbox(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "claude_desktop_config.json")
+	host := `{"mcpServers": {"off": {"command": "npx", "args": ["-y", "x"], "disabled": true}, "on": {"command": "npx"}}}`
+	if err := os.WriteFile(src, []byte(host), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "wb.json")
+	want := `configuration: toolboxes.off.mcpServers: every server is disabled`
+	code, _, stderr := runImportCmd(t, src, "--out", out)
+	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "toolboxes.on.") {
+		t.Errorf("import (%d):\n%s", code, stderr)
+	}
+	if _, _, vErr := runCmd(t, "", "validate", "--config", out); !strings.Contains(vErr, want) {
+		t.Errorf("validate:\n%s", vErr)
+	}
+	// In one toolbox with an enabled server, nothing to say.
+	code, _, stderr = runImportCmd(t, src, "--out", out, "--force", "--toolbox", "all")
+	if code != 0 || strings.Contains(stderr, "disabled") {
+		t.Errorf("import --toolbox all (%d):\n%s", code, stderr)
 	}
 }

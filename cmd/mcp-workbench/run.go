@@ -202,10 +202,16 @@ func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, 
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return nil, nil, nil, &exitError{code: 1}
 	}
-	for _, w := range cfg.Warnings {
+	warnConfig(log, cfg.Warnings)
+	return cfg, log, logOut, nil
+}
+
+// warnConfig logs the warnings of a configuration: the one printer of
+// validate, import, serve (at start and on a reload) and the others.
+func warnConfig(log *slog.Logger, warnings []string) {
+	for _, w := range warnings {
 		log.Warn("configuration: " + w)
 	}
-	return cfg, log, logOut, nil
 }
 
 // noArguments refuses positional arguments, for the commands that take none.

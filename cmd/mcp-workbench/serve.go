@@ -99,9 +99,7 @@ func reload(wb *workbench.Workbench, next *config.Config, err error, log *slog.L
 		}
 		return
 	}
-	for _, w := range next.Warnings {
-		log.Warn("configuration: " + w)
-	}
+	warnConfig(log, next.Warnings)
 	if ch := wb.Reload(next); ch.Empty() {
 		log.Debug("configuration file saved; nothing to apply")
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -48,21 +47,17 @@ func printSummary(cfg *config.Config, stdout io.Writer) {
 	for _, tb := range cfg.Toolboxes {
 		fmt.Fprintf(stdout, "\n%s — %s\n", tb.Name, tb.Description)
 		for _, s := range tb.Servers {
-			target := s.URL
-			if u, err := url.Parse(s.URL); err == nil && u.RawQuery != "" {
-				u.RawQuery = "…" // where hosted servers take their keys
-				target = u.String()
-			}
-			if s.Transport == config.Stdio {
-				target = strings.TrimSpace(s.Command + " " + strings.Join(s.Args, " "))
+			target := s.Shown
+			if q := strings.IndexByte(target, '?'); q >= 0 && s.Transport != config.Stdio {
+				target = target[:q] + "?…" // where hosted servers take their keys
 			}
 			state := ""
 			if s.Disabled {
 				state = " (disabled)"
 			}
 			filters := ""
-			if s.ToolFilters != nil {
-				filters = " tools: " + strings.Join(s.ToolFilters, ", ")
+			if s.ShownFilters != nil {
+				filters = " tools: " + strings.Join(s.ShownFilters, ", ")
 			}
 			fmt.Fprintf(stdout, "  %-16s %-5s %s%s%s\n", s.Name, s.Transport, target, filters, state)
 			if line := oauth.Status(cfg.Path, tb.Name, s, false); line != "" && !s.Disabled {

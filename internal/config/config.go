@@ -100,6 +100,14 @@ type Server struct {
 	// server is still logged in to if it answers 401 (see internal/oauth).
 	OAuth *OAuth
 
+	// Shown is where the server is, for summaries and messages: its
+	// command line or its url as the file writes them, ${VAR} references
+	// unexpanded and a url's userinfo masked (see [MaskURL]). Set once the
+	// transport is known.
+	Shown string
+	// ShownFilters is ToolFilters as the file writes them, for summaries.
+	ShownFilters []string
+
 	// ToolFilters selects the tools offered: exact names or glob patterns
 	// (path.Match syntax). Nil means every tool.
 	ToolFilters []string

@@ -50,6 +50,8 @@ func TestLoadValidFull(t *testing.T) {
 		Env:               map[string]string{"API_KEY": "k1", "MODE": "safe"},
 		Cwd:               filepath.Join(fixtures, "work"),
 		ToolFilters:       []string{"read_*", "list_directory"},
+		Shown:             "npx -y @modelcontextprotocol/server-filesystem ${HOME}/dev", // as written
+		ShownFilters:      []string{"read_*", "list_directory"},
 		ConnectionTimeout: 10 * time.Second, // top-level default
 		RequestTimeout:    DefaultRequestTimeout,
 		MaxRetries:        1, // top-level default

@@ -131,7 +131,7 @@ func serverNames(tb *Toolbox) []string {
 }
 
 // SameServer reports whether a and b define the same server: every field
-// of [Server] equal. It compares the fields by reflection, so that a field
+// of [Server] equal but Shown and ShownFilters. It compares the fields by reflection, so that a field
 // added to Server counts without this function knowing it. An empty map
 // and no map are the same (no env is an empty env); lists are compared as
 // they are (toolFilters [] offers no tool, a missing one every tool).
@@ -141,6 +141,8 @@ func SameServer(a, b *Server) bool {
 	}
 	ca, cb := *a, *b
 	for _, s := range []*Server{&ca, &cb} {
+		// How the file writes a value is no part of the server.
+		s.Shown, s.ShownFilters = "", nil
 		v := reflect.ValueOf(s).Elem()
 		for i := range v.NumField() {
 			if f := v.Field(i); f.Kind() == reflect.Map && f.Len() == 0 && f.CanSet() {

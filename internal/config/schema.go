@@ -161,9 +161,9 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		msg := "must not be blank: " + lowerFirst(info.toolbox["description"])
 		switch {
 		case strings.HasPrefix(k.Want, "^[hH][tT][tT][pP][sS]://"):
-			msg = fmt.Sprintf("must be an https:// URL, got %q", k.Got)
+			msg = fmt.Sprintf("must be an https:// URL, got %q", shownValue(n, k.Got))
 		case strings.HasPrefix(k.Want, "^[hH]"):
-			msg = fmt.Sprintf("must be an http:// or https:// URL, got %q", k.Got)
+			msg = fmt.Sprintf("must be an http:// or https:// URL, got %q", shownValue(n, k.Got))
 		case len(ve.InstanceLocation) != 3:
 			msg = "must not be blank"
 		}
@@ -191,7 +191,7 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		if strings.HasSuffix(path, "transport") || strings.HasSuffix(path, "type") {
 			what = "transport"
 		}
-		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("unknown %s %q: use %s", what, fmt.Sprint(k.Got), strings.Join(want, ", "))})
+		*out = append(*out, Problem{Path: path, Msg: fmt.Sprintf("unknown %s %q: use %s", what, shownValue(n, fmt.Sprint(k.Got)), strings.Join(want, ", "))})
 		return
 	case *jskind.PropertyNames:
 		// Reported by the validator (checkNames): the schema library gives
@@ -199,7 +199,11 @@ func schemaProblems(ve *jsonschema.ValidationError, root *node, info *schemaInfo
 		return
 	}
 	if len(ve.Causes) == 0 {
-		*out = append(*out, Problem{Path: path, Msg: ve.ErrorKind.LocalizedString(nil)})
+		msg := ve.ErrorKind.LocalizedString(nil)
+		if n.expanded() && n.str != "" {
+			msg = strings.ReplaceAll(msg, n.str, n.shown())
+		}
+		*out = append(*out, Problem{Path: path, Msg: msg})
 	}
 	for _, c := range ve.Causes {
 		schemaProblems(c, root, info, out)
@@ -254,6 +258,15 @@ func isSecret(loc []string) bool {
 	return len(loc) == 6 && loc[2] == "mcpServers" && (loc[4] == "env" || loc[4] == "headers" || loc[4] == "oauth" && loc[5] == "clientSecret")
 }
 
+// shownValue is the value at n as messages quote it (see [node.shown]);
+// got, as the schema library reports it, when n is not a string.
+func shownValue(n *node, got string) string {
+	if n == nil || n.kind != kString {
+		return MaskURL(got)
+	}
+	return n.shown()
+}
+
 // typeMessage explains a value of the wrong type; n, when given, lets it
 // suggest the fix with the value itself.
 func typeMessage(k *jskind.Type, n *node) string {
@@ -261,8 +274,10 @@ func typeMessage(k *jskind.Type, n *node) string {
 	switch {
 	case len(k.Want) == 1 && k.Want[0] == "integer" && k.Got == "number" && n != nil:
 		return fmt.Sprintf("must be a whole number, not %s", n.num)
+	case len(k.Want) == 1 && (k.Want[0] == "integer" || k.Want[0] == "number") && k.Got == "string" && n.expanded():
+		return fmt.Sprintf("must be a number, not the string %q: a ${VAR} makes a string whatever it holds (write the number itself)", n.shown())
 	case len(k.Want) == 1 && (k.Want[0] == "integer" || k.Want[0] == "number") && k.Got == "string" && n != nil:
-		return fmt.Sprintf("must be a number, not the string %q (write it without quotes)", n.str)
+		return fmt.Sprintf("must be a number, not the string %q (write it without quotes)", n.shown())
 	}
 	msg := fmt.Sprintf("must be %s %s, not %s %s", article(want), want, article(k.Got), k.Got)
 	if k.Want[0] == "string" && n != nil {

@@ -17,11 +17,15 @@ import (
 // match kind is meaningful.
 type node struct {
 	kind kind
-	str  string      // kString
-	num  json.Number // kNumber
-	b    bool        // kBool
-	keys []string    // kObject, in file order
-	vals []*node     // kObject (parallel to keys), kArray
+	str  string // kString
+	// written is a kString made by expanding ${VAR} references: the
+	// string as the file writes it. Messages quote it (see [node.shown]),
+	// never str, which may hold a secret.
+	written string
+	num     json.Number // kNumber
+	b       bool        // kBool
+	keys    []string    // kObject, in file order
+	vals    []*node     // kObject (parallel to keys), kArray
 
 	// start and end are the value's byte offsets in the document it was
 	// decoded from; 0, 0 for values made by expansion.

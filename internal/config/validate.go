@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -32,9 +33,16 @@ func (v *validator) expandAt(s, p string) (string, error) {
 		return expandVars(s, v.lookup)
 	}
 	return expand(s, v.lookup, func(name string) string {
-		v.warn(p, "environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)
+		v.warn(p, "%s", UnsetVarWarning(name))
 		return name
 	})
+}
+
+// UnsetVarWarning is the warning for a ${VAR} without a default that is
+// not set where the file is looked at (validate, import): the one wording
+// of both.
+func UnsetVarWarning(name string) string {
+	return fmt.Sprintf("environment variable %s is not set here: set it where the host starts the workbench (its \"env\" for the workbench), or write ${%s:-default}", name, name)
 }
 
 func (v *validator) problem(path, format string, args ...any) {
@@ -81,7 +89,11 @@ func (v *validator) expand(n *node, p string) *node {
 			v.problem(p, "%v", err)
 			return n
 		}
-		return &node{kind: kString, str: s}
+		out := &node{kind: kString, str: s}
+		if s != n.str {
+			out.written = n.str
+		}
+		return out
 	case kArray:
 		out := &node{kind: kArray, vals: make([]*node, len(n.vals))}
 		for i, c := range n.vals {
@@ -207,6 +219,9 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 			tb.Servers = append(tb.Servers, s)
 		}
 	}
+	if len(tb.Servers) > 0 && tb.EnabledServers() == 0 {
+		v.warn(JoinPath(p, "mcpServers"), "every server is disabled: opening the toolbox offers no tool (enable one, or remove the toolbox)")
+	}
 	return tb
 }
 
@@ -252,6 +267,15 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		}
 	}
 	s.Transport = v.transport(n, p, s)
+	s.Shown = shownTarget(n, s.Transport)
+	if f := n.get("toolFilters"); f != nil && f.kind == kArray {
+		s.ShownFilters = make([]string, 0, len(f.vals))
+		for _, e := range f.vals {
+			if e.kind == kString {
+				s.ShownFilters = append(s.ShownFilters, e.shown())
+			}
+		}
+	}
 	switch s.Transport {
 	case Stdio:
 		if s.URL != "" {
@@ -266,7 +290,7 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 	case HTTP, SSE:
 		if s.URL == "" {
 			v.problem(JoinPath(p, "url"), "required for a %s server", s.Transport)
-		} else if err := checkURL(s.URL); err != nil {
+		} else if err := checkURL(n.get("url")); err != nil {
 			v.problem(JoinPath(p, "url"), "%v", err)
 		}
 		for _, k := range []string{"command", "args", "env", "cwd"} {
@@ -279,6 +303,28 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		}
 	}
 	return s
+}
+
+// shownTarget is [Server.Shown] of the server n.
+func shownTarget(n *node, t Transport) string {
+	if t != Stdio {
+		if u := n.get("url"); u != nil && u.kind == kString {
+			return u.shown()
+		}
+		return ""
+	}
+	var parts []string
+	if c := n.get("command"); c != nil && c.kind == kString {
+		parts = append(parts, c.shown())
+	}
+	if a := n.get("args"); a != nil && a.kind == kArray {
+		for _, e := range a.vals {
+			if e.kind == kString {
+				parts = append(parts, e.shown())
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // oauth reads a server's "oauth" object. The schema checks the types; this
@@ -301,10 +347,10 @@ func (v *validator) oauth(n *node, p string, info *schemaInfo) *OAuth {
 		v.problem(JoinPath(p, "clientSecret"), "needs \"clientId\": a secret belongs to a client registered beforehand")
 	}
 	if u := o.AuthServerMetadataURL; u != "" && !v.hasProblemUnder(JoinPath(p, "authServerMetadataUrl")) {
-		if err := checkURL(u); err != nil {
+		if err := checkURL(n.get("authServerMetadataUrl")); err != nil {
 			v.problem(JoinPath(p, "authServerMetadataUrl"), "%v", err)
 		} else if pu, _ := url.Parse(u); pu == nil || !strings.EqualFold(pu.Scheme, "https") {
-			v.problem(JoinPath(p, "authServerMetadataUrl"), "must be an https:// URL, got %q", u)
+			v.problem(JoinPath(p, "authServerMetadataUrl"), "must be an https:// URL, got %q", n.get("authServerMetadataUrl").shown())
 		}
 	}
 	return o
@@ -320,6 +366,7 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 		if raw == "" {
 			continue
 		}
+		shown := n.get(key).shown()
 		got := Stdio
 		switch raw {
 		case "http", "streamable-http", "streamableHttp":
@@ -328,7 +375,7 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 			got = SSE
 		}
 		if t != "" && got != t {
-			v.problem(JoinPath(p, key), "says %q but %q says %q: give one", raw, from, t)
+			v.problem(JoinPath(p, key), "says %q but %q says %q: give one", shown, from, t)
 			return ""
 		}
 		t, from = got, key
@@ -348,16 +395,26 @@ func (v *validator) transport(n *node, p string, s *Server) Transport {
 	return t
 }
 
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
+// checkURL checks the URL string at n. Its messages quote the URL as the
+// file writes it ([node.shown]); the parser's own words, which quote parts
+// of the value, only when no variable went into it.
+func checkURL(n *node) error {
+	u, err := url.Parse(n.str)
 	if err != nil {
-		return fmt.Errorf("not a valid URL: %v", err)
+		var ue *url.Error
+		switch {
+		case n.expanded():
+			return fmt.Errorf("not a valid URL once its variables are expanded: %q", n.shown())
+		case errors.As(err, &ue):
+			return fmt.Errorf("not a valid URL: %q: %v", n.shown(), MaskURL(ue.Err.Error()))
+		}
+		return fmt.Errorf("not a valid URL: %q", n.shown())
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("must be an http:// or https:// URL, got %q", raw)
+		return fmt.Errorf("must be an http:// or https:// URL, got %q", n.shown())
 	}
 	if u.Host == "" {
-		return fmt.Errorf("has no host: %q", raw)
+		return fmt.Errorf("has no host: %q", n.shown())
 	}
 	return nil
 }
@@ -372,7 +429,7 @@ func (v *validator) checkFilters(f *node, p string) {
 			continue
 		}
 		if _, err := path.Match(e.str, ""); err != nil {
-			v.problem(indexPath(p, i), "bad glob pattern %q: %v", e.str, err)
+			v.problem(indexPath(p, i), "bad glob pattern %q: %v", e.shown(), err)
 		}
 	}
 	if len(f.vals) == 0 {

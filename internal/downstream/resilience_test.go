@@ -311,6 +311,29 @@ func TestToolListChangeDuringStartUp(t *testing.T) {
 	}
 }
 
+// TestUnchangedToolListIsNotNews: a server that announces a change of its
+// tools and lists the same ones (as many do while starting) is not logged
+// at info level; a real change is.
+func TestUnchangedToolListIsNotNews(t *testing.T) {
+	h := newHarness(t)
+	s := h.server(h.config("same", fakeserver.EnvChangeEarly, "same"))
+	if _, err := s.Connect(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	fakeserver.Eventually(t, "the announced change to be listed", func() bool {
+		return strings.Contains(h.logs.String(), "the same tools are listed")
+	})
+	if strings.Contains(h.logs.String(), `level=INFO msg="tool list changed"`) {
+		t.Errorf("an unchanged list was logged as a change:\n%s", h.logs)
+	}
+	if _, err := s.Call(ctxT(t), "change_tools", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	fakeserver.Eventually(t, "the real change to be logged", func() bool {
+		return strings.Contains(h.logs.String(), `level=INFO msg="tool list changed"`)
+	})
+}
+
 func TestExternalRefsAreNeverLoaded(t *testing.T) {
 	h := newHarness(t)
 	// If the workbench loaded this file, {"x": 5} would fail validation.

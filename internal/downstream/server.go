@@ -120,6 +120,7 @@ type Server struct {
 	log     *slog.Logger
 	prefix  string // "[toolbox/server]" for its stderr lines
 	query   string // the query of the server's url, hidden in messages
+	userURL string // the server's url when it has userinfo, masked in messages
 
 	ctx    context.Context // ends when the server is closed
 	cancel context.CancelFunc
@@ -164,9 +165,12 @@ type Server struct {
 // first [Server.Connect] or [Server.Call].
 func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	var query string
+	var query, userURL string
 	if u, err := url.Parse(cfg.URL); err == nil && cfg.URL != "" {
 		query = u.RawQuery
+		if u.User != nil {
+			userURL = cfg.URL
+		}
 	}
 	var key string
 	if o.Catalog != nil && cfg.Catalog {
@@ -180,6 +184,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,
+		userURL:    userURL,
 		Toolbox:    toolbox,
 		Name:       cfg.Name,
 		cfg:        cfg,
@@ -431,6 +436,9 @@ func (s *Server) redact(err error) error {
 		return nil
 	}
 	msg := frame.ExplainError(err)
+	if s.userURL != "" {
+		msg = strings.ReplaceAll(msg, s.userURL, config.MaskURL(s.userURL))
+	}
 	if s.query != "" {
 		msg = strings.ReplaceAll(msg, s.query, "…")
 	}
@@ -686,6 +694,7 @@ func (c *conn) toolsChanged() {
 		return
 	}
 	s := c.s
+	before := c.tools.Load()
 	ctx, cancel := context.WithTimeout(c.ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	if err := c.listTools(ctx); err != nil {
@@ -694,7 +703,12 @@ func (c *conn) toolsChanged() {
 		}
 		return
 	}
-	s.log.Info("tool list changed", "tools", len(c.tools.Load().Tools))
+	if after := c.tools.Load(); !sameTools(before, after) {
+		s.log.Info("tool list changed", "tools", len(after.Tools))
+	} else {
+		// Servers announce changes that change nothing, many at every start.
+		s.log.Debug("tool list announced as changed, but the same tools are listed", "tools", len(after.Tools))
+	}
 }
 
 // watch waits for the connection to end on its own — the process exited or

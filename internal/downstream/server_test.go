@@ -167,7 +167,7 @@ func TestPaginationAndFilters(t *testing.T) {
 	if !ts.isFiltered("add") || ts.isFiltered("echo") || ts.isFiltered("no_such_tool") {
 		t.Error("isFiltered() does not tell filtered tools from offered and unknown ones")
 	}
-	if !strings.Contains(h.logs.String(), "nothing_matches_*") {
+	if !strings.Contains(h.logs.String(), "entry=toolFilters[2]") { // named by its place: the value may come from a ${VAR}
 		t.Error("a filter matching nothing was not warned about")
 	}
 }

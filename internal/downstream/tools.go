@@ -153,9 +153,10 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 		ts.Tools = append(ts.Tools, t)
 		ts.byName[w.Name] = t
 	}
-	for i, f := range filters {
+	for i := range filters {
 		if !matched[i] && compile {
-			log.Warn("toolFilters entry matches no tool of this server", "filter", f, "tools", strings.Join(append(ts.offeredNames(), keys(ts.filtered)...), ", "))
+			// Named by its place: the entry may have come from a ${VAR}.
+			log.Warn("toolFilters entry matches no tool of this server", "entry", fmt.Sprintf("toolFilters[%d]", i), "tools", strings.Join(append(ts.offeredNames(), keys(ts.filtered)...), ", "))
 		}
 	}
 	return ts, kept

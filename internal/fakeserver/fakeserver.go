@@ -44,7 +44,7 @@ const (
 	EnvStartDelay  = "FAKE_START_DELAY_MS"
 	EnvExtraField  = "FAKE_EXTRA_FIELD"  // "1": add what the SDK does not know to tool objects and call results
 	EnvRefFile     = "FAKE_REF_FILE"     // a schema file that the tool "ref" points its $ref at
-	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized
+	EnvChangeEarly = "FAKE_CHANGE_EARLY" // "1": add a tool (announcing list_changed) as soon as the client is initialized; "same": have it from the start and add it again then (list_changed, nothing changed)
 	EnvWriteAtEOF  = "FAKE_WRITE_AT_EOF" // "1": when stdin ends, write one more message on stdout, as servers on their way out do
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
 	EnvBadList     = "FAKE_BAD_LIST"     // "1": answer tools/list with "tools" an object, not an array
@@ -148,15 +148,19 @@ func run() error {
 	}
 
 	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
-	if os.Getenv(EnvChangeEarly) == "1" {
-		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) {
-			f.server.AddTool(&mcp.Tool{Name: "early", Description: "Added as soon as the client was initialized.", InputSchema: schema(`{"type":"object"}`)},
-				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					return text("early"), nil
-				})
-		}
+	addEarly := func() {
+		f.server.AddTool(&mcp.Tool{Name: "early", Description: "Added as soon as the client was initialized.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return text("early"), nil
+			})
+	}
+	if early := os.Getenv(EnvChangeEarly); early == "1" || early == "same" {
+		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { addEarly() }
 	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
+	if os.Getenv(EnvChangeEarly) == "same" {
+		addEarly() // no session yet: nothing announced
+	}
 	// Calls in flight when the session ends are cancelled by the SDK; wait
 	// for their handlers, so that what they record is not lost to the exit.
 	var inFlight sync.WaitGroup

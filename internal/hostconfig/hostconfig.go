@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -39,6 +40,21 @@ func (s Server) Where() string {
 		return "at the top level"
 	}
 	return "in project " + s.Project
+}
+
+// ClaudeCode reports whether the host configuration src, holding found,
+// is Claude Code's: a .mcp.json, or ~/.claude.json (any name ending so) (whose servers may sit
+// in per-project sections, which no other host has).
+func ClaudeCode(src string, found []Server) bool {
+	if base := filepath.Base(src); strings.HasSuffix(base, ".mcp.json") || strings.HasSuffix(base, ".claude.json") || base == ".mcp.json" || base == ".claude.json" {
+		return true
+	}
+	for _, s := range found {
+		if s.Project != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Read returns the server entries of the host configuration src, whose
@@ -277,7 +293,7 @@ func Check(out []byte, boxes []Toolbox, lookup config.LookupFunc) ([]string, err
 		for _, s := range tb.Servers {
 			s.entry.EachString(config.JoinPath("toolboxes", tb.Name, "mcpServers", s.As), func(path, str string) {
 				for _, name := range config.UnsetVars(str, lookup) {
-					warnings = append(warnings, fmt.Sprintf("%s: environment variable %s is not set here: the workbench needs it set where the host starts it (or write ${%s:-default})", path, name, name))
+					warnings = append(warnings, config.Problem{Path: path, Msg: config.UnsetVarWarning(name)}.String())
 				}
 			})
 		}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
 )
 
 func fixture(t *testing.T, name string) (string, []byte) {
@@ -79,7 +81,7 @@ func TestCheckWarnsOfUnsetVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here: the workbench needs it set where the host starts it (or write ${API_KEY:-default})",
+		"toolboxes.api.mcpServers.api.headers.Authorization: " + config.UnsetVarWarning("API_KEY"), // validate's words
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings\n%q\nwant\n%q", warnings, want)

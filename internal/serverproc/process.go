@@ -59,7 +59,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 	}
 	cmd := serverCommand(cfg.Command, cfg.Args...)
 	if cmd.Err != nil {
-		return nil, &StartError{describeStartErr(cfg.Command, cmd.Err)}
+		return nil, &StartError{describeStartErr(cfg.Command, cfg.Cwd, cmd.Err)}
 	}
 	cmd.Dir = cfg.Cwd
 	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
@@ -95,7 +95,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		inW.Close()
 		outR.Close()
 		errR.Close()
-		return nil, &StartError{describeStartErr(cfg.Command, startErr)}
+		return nil, &StartError{describeStartErr(cfg.Command, cfg.Cwd, startErr)}
 	}
 	p := &Process{
 		cmd:        cmd,
@@ -122,14 +122,21 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 	return p, nil
 }
 
-func describeStartErr(command string, err error) error {
+// describeStartErr says why command did not start. A relative command
+// path (./bin/server) is taken from cwd when the server has one (exec.Cmd
+// evaluates a relative Path from its Dir), else from the workbench's own
+// working directory, which the host chooses.
+func describeStartErr(command, cwd string, err error) error {
 	switch {
 	case errors.Is(err, exec.ErrNotFound):
 		return fmt.Errorf("command %q not found in PATH", command)
 	case errors.Is(err, fs.ErrNotExist):
+		if !filepath.IsAbs(command) && cwd != "" {
+			return fmt.Errorf("command %q does not exist (looked for %s: a relative command is taken from the server's \"cwd\"; give a path from there, or an absolute one)", command, filepath.Join(cwd, command))
+		}
 		if !filepath.IsAbs(command) {
 			if abs, aerr := filepath.Abs(command); aerr == nil {
-				return fmt.Errorf("command %q does not exist (looked for %s: a relative command is taken from the workbench's working directory, which the host chooses; give an absolute path)", command, abs)
+				return fmt.Errorf("command %q does not exist (looked for %s: a relative command without \"cwd\" is taken from the workbench's working directory, which the host chooses; set \"cwd\" or give an absolute path)", command, abs)
 			}
 		}
 		return fmt.Errorf("command %q does not exist", command)

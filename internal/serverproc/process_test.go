@@ -16,11 +16,17 @@ func TestMissingRelativeCommandSaysWhereItLooked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := describeStartErr("./wd/fake.py", fs.ErrNotExist).Error()
+	msg := describeStartErr("./wd/fake.py", "", fs.ErrNotExist).Error()
 	if want := filepath.Join(wd, "wd", "fake.py"); !strings.Contains(msg, "looked for "+want) || !strings.Contains(msg, "absolute path") {
 		t.Errorf("relative command: %s", msg)
 	}
-	if msg := describeStartErr(filepath.Join(wd, "nope"), fs.ErrNotExist).Error(); strings.Contains(msg, "looked for") {
+	// With a cwd, exec.Cmd takes a relative command from there.
+	cwd := filepath.Join(t.TempDir(), "srv")
+	msg = describeStartErr("./wd/fake.py", cwd, fs.ErrNotExist).Error()
+	if want := filepath.Join(cwd, "wd", "fake.py"); !strings.Contains(msg, "looked for "+want+":") || !strings.Contains(msg, `server's "cwd"`) {
+		t.Errorf("relative command with a cwd: %s", msg)
+	}
+	if msg := describeStartErr(filepath.Join(wd, "nope"), cwd, fs.ErrNotExist).Error(); strings.Contains(msg, "looked for") {
 		t.Errorf("absolute command: %s", msg)
 	}
 }
