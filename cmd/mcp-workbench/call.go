@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
 
@@ -78,7 +78,7 @@ func checkArguments(raw []byte) error {
 	const want = `JSON-ARGS must be a JSON object, such as '{"path": "/tmp"}'`
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("%s: %s", want, jsonProblem(err))
+		return fmt.Errorf("%s: %s", want, frame.Explain(err))
 	}
 	kind := "null"
 	switch v.(type) {
@@ -106,7 +106,7 @@ func call(ctx context.Context, cfg *config.Config, opts callOptions, args json.R
 	var res result
 	if err := json.Unmarshal(raw, &res); err != nil {
 		// Results pass from the server unchanged: a server can send this.
-		return fmt.Errorf("the result of %s/%s/%s is not an MCP tool result: %s", opts.toolbox, opts.server, opts.tool, jsonProblem(err))
+		return fmt.Errorf("the result of %s/%s/%s is not an MCP tool result: %s", opts.toolbox, opts.server, opts.tool, frame.Explain(err))
 	}
 	if opts.json {
 		var b bytes.Buffer
@@ -174,20 +174,4 @@ func printResult(w io.Writer, res *result) {
 			fmt.Fprintln(w, b.String())
 		}
 	}
-}
-
-// jsonProblem says what is wrong with a JSON document that did not decode,
-// in JSON's terms: encoding/json's own messages name Go types.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, strings.TrimPrefix(se.Error(), "json: "))
-	case errors.As(err, &te) && te.Field != "":
-		return fmt.Sprintf("%q must not be a JSON %s", te.Field, te.Value)
-	case errors.As(err, &te):
-		return fmt.Sprintf("unexpected JSON %s", te.Value)
-	}
-	return "invalid JSON"
 }

@@ -604,8 +604,8 @@ func TestCall(t *testing.T) {
 	for args, want := range map[string]string{
 		`[1]`:       `JSON-ARGS must be a JSON object, such as '{"path": "/tmp"}', not an array`,
 		`"x"`:       "not a string",
-		`{"a": 1`:   "invalid JSON at byte 7: unexpected end of JSON input",
-		`{"a": 1}}`: "invalid JSON at byte 9: invalid character '}' after top-level value",
+		`{"a": 1`:   "not valid JSON at byte 7: unexpected end of JSON input",
+		`{"a": 1}}`: "not valid JSON at byte 9: invalid character '}' after top-level value",
 	} {
 		code, _, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "a", "add", args)
 		if code != 2 || !strings.Contains(errOut, want) || strings.Contains(errOut, "Go value") {

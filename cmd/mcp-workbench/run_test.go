@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -125,18 +127,19 @@ func TestEveryCommandTakesTheLogLevel(t *testing.T) {
 }
 
 // TestJSONProblemNamesNoGoType checks the message for a result that does
-// not decode, which a server can send: it speaks of JSON, not of Go.
+// not decode, which a server can send: it speaks of JSON, not of Go, in
+// the words frame.Explain uses everywhere.
 func TestJSONProblemNamesNoGoType(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"content": "x"}`:           `"content" must not be a JSON string`,
-		`{"content": [{"type": 1}]}`: `"content.type" must not be a JSON number`,
-		`{"isError": "yes"}`:         `"isError" must not be a JSON string`,
-		`[1]`:                        "unexpected JSON array",
-		`{"content": [`:              "invalid JSON at byte 13: unexpected end of JSON input",
+		`{"content": "x"}`:           `expected an array at "content", got a string`,
+		`{"content": [{"type": 1}]}`: `expected a string at "content.type", got a number`,
+		`{"isError": "yes"}`:         `expected true or false at "isError", got a string`,
+		`[1]`:                        "expected an object, got an array",
+		`{"content": [`:              "not valid JSON at byte 13: unexpected end of JSON input",
 	} {
 		var res result
 		err := json.Unmarshal([]byte(doc), &res)
-		if got := jsonProblem(err); got != want || strings.Contains(got, "Go ") {
+		if got := frame.Explain(err); got != want || strings.Contains(got, "Go ") {
 			t.Errorf("%s: %q (from %v), want %q", doc, got, err, want)
 		}
 	}

@@ -357,7 +357,10 @@ func Explain(err error) string {
 	}
 	var se *sj.SyntaxError
 	if errors.As(err, &se) {
-		return "not valid JSON: " + se.Error()
+		// The message, without the decoder's prefix or the input that
+		// segmentio's decoder appends after a colon.
+		msg, _, _ := strings.Cut(strings.TrimPrefix(se.Error(), "json: "), ": ")
+		return fmt.Sprintf("not valid JSON at byte %d: %s", se.Offset, msg)
 	}
 	return explainText(err.Error())
 }
