@@ -1,7 +1,10 @@
 package workbench
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -104,5 +107,33 @@ func TestDaysShape(t *testing.T) {
 	// The servers the opens started in the background stop again.
 	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the second idle timeout: %v", left)
+	}
+}
+
+// An open reports what each start produced: a server stopped for
+// idleness while a slower one of its toolbox was still starting is shown
+// with the tools it listed, not as failed.
+func TestOpenReportsServersIdleStoppedMeanwhile(t *testing.T) {
+	e := newEnv(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	_, cs := e.workbench(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {
+		"fast": ` + strings.Replace(fake("fast"), `"maxRetries": 0`, `"maxRetries": 0, "idleTimeoutMs": 50`, 1) + `,
+		"slow": ` + fake("slow", fakeserver.EnvStartGate, gate) + `}}}}`)
+	done := make(chan openResult, 1)
+	go func() {
+		text, _ := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"})
+		var r openResult
+		_ = json.Unmarshal([]byte(text), &r)
+		done <- r
+	}()
+	fakeserver.Eventually(t, "fast stopped for idleness", func() bool {
+		return strings.Contains(e.logs.String(), "idle for idleTimeoutMs")
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if got := statuses(r); got != "fast=connected slow=connected" || len(r.Tools) != 30 {
+		t.Errorf("statuses %s with %d tools; want both connected with their 15 tools each", got, len(r.Tools))
 	}
 }

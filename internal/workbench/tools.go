@@ -162,6 +162,9 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 	var mu sync.Mutex
 	var needLogin []*downstream.Server
 	late := make([]bool, len(tb.servers))
+	// What each start produced: an idleTimeoutMs shorter than the
+	// slowest start may stop a server before the open renders.
+	got := make([]*downstream.ToolSet, len(tb.servers))
 	for i, s := range tb.servers {
 		if s.Config().Disabled {
 			continue
@@ -169,9 +172,9 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 		wg.Go(func() {
 			var err error
 			if refresh {
-				_, err = s.Refresh(wctx)
+				got[i], err = s.Refresh(wctx)
 			} else {
-				_, err = s.Connect(wctx)
+				got[i], err = s.Connect(wctx)
 			}
 			if err != nil && wctx.Err() != nil && ctx.Err() == nil {
 				late[i] = true
@@ -193,7 +196,12 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 	views := make([]serverView, len(tb.servers))
 	for i, s := range tb.servers {
 		views[i] = liveView(s)
-		if late[i] && views[i].status != downstream.StatusConnected {
+		switch {
+		case got[i] != nil && views[i].status != downstream.StatusConnected:
+			// Listed by this open, stopped since for idleness: the tools
+			// are those it listed, and a call starts it again.
+			views[i] = serverView{status: downstream.StatusConnected, tools: got[i]}
+		case late[i] && views[i].status != downstream.StatusConnected:
 			views[i] = w.startingView(s)
 		}
 		s.Shown(views[i].shown())
