@@ -263,9 +263,6 @@ type dial struct {
 }
 
 func (s *Server) connect(ctx context.Context) (*conn, error) {
-	if s.cfg.Disabled {
-		return nil, errDisabled
-	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -286,8 +283,14 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 }
 
 // startDialLocked returns the connect under way, starting one if there is
-// none. s.mu is held.
+// none. s.mu is held. Every start goes through it, so it is where a
+// disabled server is refused: its dial has ended with errDisabled.
 func (s *Server) startDialLocked() *dial {
+	if s.cfg.Disabled {
+		d := &dial{done: make(chan struct{}), err: errDisabled}
+		close(d.done)
+		return d
+	}
 	d := s.dialing
 	if d == nil {
 		d = &dial{done: make(chan struct{})}
@@ -302,9 +305,6 @@ func (s *Server) startDialLocked() *dial {
 // outcome of the start under way when Join was called, shared with every
 // other caller of it, even one that waits after it ended.
 func (s *Server) Join() func(context.Context) (*ToolSet, error) {
-	if s.cfg.Disabled {
-		return func(context.Context) (*ToolSet, error) { return nil, errDisabled }
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -332,9 +332,6 @@ func (s *Server) Join() func(context.Context) (*ToolSet, error) {
 // starting, and returns at once. A failed start is forgotten, as any
 // other: the next call or open tries again.
 func (s *Server) StartInBackground() {
-	if s.cfg.Disabled {
-		return
-	}
 	s.mu.Lock()
 	if !s.closed && s.live == nil {
 		s.startDialLocked()

@@ -276,6 +276,18 @@ func TestDisabledServerNeverStarts(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "disabled") {
 		t.Errorf("Call: %v", err)
 	}
+	if _, err := s.Join()(ctxT(t)); !errors.Is(err, errDisabled) {
+		t.Errorf("Join: %v, want errDisabled", err)
+	}
+	s.StartInBackground()
+	done := make(chan json.RawMessage, 1)
+	s.Start("echo", nil, nil, func(res json.RawMessage, err error) {
+		if !errors.Is(err, errDisabled) {
+			t.Errorf("Start: %v, want errDisabled", err)
+		}
+		done <- res
+	})
+	<-done
 	if st := s.State(); st.Status != StatusDisabled {
 		t.Errorf("status %q", st.Status)
 	}
