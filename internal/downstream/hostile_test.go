@@ -32,7 +32,7 @@ func TestDeepResultFailsOnlyItsCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.Call(ctxT(t), "deep", nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "the server's answer nests objects and arrays deeper than 1024 levels") {
+	if err == nil || !strings.Contains(err.Error(), "the server's answer nests objects and arrays deeper than 10000 levels") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {

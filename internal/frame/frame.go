@@ -218,10 +218,12 @@ func Decode(data []byte) (any, error) {
 const MaxDepth = 1000
 
 // MaxMessageDepth bounds the nesting of a whole JSON-RPC message, checked
-// before any parser sees it (the parsers recurse once per level, so a deep
-// enough line would overflow the stack): room for the envelope's own
-// levels around a value of MaxDepth.
-const MaxMessageDepth = MaxDepth + 24
+// before any parser sees it: the parsers recurse once per level, so a deep
+// enough line would overflow the stack, and cost time and memory with the
+// square of the depth before that. It is encoding/json's own limit, far
+// above MaxDepth, so that a value too deep to decode whole still reaches
+// the check that refuses it as a tool error, not a protocol error.
+const MaxMessageDepth = 10 * MaxDepth
 
 // TooDeepAt returns the offset in data of the first object or array nested
 // deeper than MaxDepth, or -1. It costs little for data with fewer

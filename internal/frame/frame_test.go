@@ -359,7 +359,7 @@ func TestParseTooDeep(t *testing.T) {
 			if string(pe.ID) != c.id {
 				t.Errorf("id = %s, want %s", pe.ID, c.id)
 			}
-			if !strings.Contains(pe.Msg, "deeper than 1024 levels") {
+			if !strings.Contains(pe.Msg, "deeper than 10000 levels") {
 				t.Errorf("message = %q", pe.Msg)
 			}
 		})

@@ -43,14 +43,14 @@ func TestHostileLinesLeaveTheWorkbenchServing(t *testing.T) {
 			h.send(c.line)
 		}
 		r := decodeResponse(t, h.response(c.id))
-		if r.Error == nil || r.Error.Code != -32700 || !strings.Contains(r.Error.Message, "deeper than 1024 levels") {
+		if r.Error == nil || r.Error.Code != -32700 || !strings.Contains(r.Error.Message, "deeper than 10000 levels") {
 			t.Errorf("%s: got %+v, want a parse error for nesting too deep", c.name, r.Error)
 		}
 	}
 
 	use(`"deep-result"`, "dev", "deep", `{}`)
 	text, isErr := resultText(t, decodeResponse(t, h.response(`"deep-result"`)).Result)
-	if want := "Error executing tool 'deep' in server 'a' (toolbox 'dev'): the server's answer nests objects and arrays deeper than 1024 levels"; !isErr || text != want {
+	if want := "Error executing tool 'deep' in server 'a' (toolbox 'dev'): the server's answer nests objects and arrays deeper than 10000 levels"; !isErr || text != want {
 		t.Errorf("deep result: %q, want %q", text, want)
 	}
 	use(`"same"`, "dev", "echo", `{"text":"same server"}`)
