@@ -100,6 +100,10 @@ func (s *stdioConn) tooLong(long *frame.TooLongError) jsonrpc.Message {
 		return nil
 	}
 	s.longDone = true
+	if id == nil {
+		s.proc.Note(fmt.Sprintf("stdout line longer than %d MiB, ignored: ", long.Limit>>20) + serverproc.Clip(string(long.Head), 200))
+		return nil
+	}
 	return s.fail(id, fmt.Sprintf("the server's answer exceeded %d MiB", long.Limit>>20), long.Head)
 }
 
