@@ -28,6 +28,12 @@ const (
 	DefaultConnectionTimeout = 30 * time.Second
 	DefaultRequestTimeout    = 60 * time.Second
 	DefaultMaxRetries        = 2
+	// A server's tool list may hold this many tools and bytes (its pages'
+	// results together). Real servers list tens to hundreds of tools in
+	// well under a megabyte; the bounds only stop a server that would hold
+	// the workbench's memory hostage.
+	DefaultMaxTools         = 10000
+	DefaultMaxToolListBytes = 32 << 20
 )
 
 // Defaults for the top-level settings of open_toolbox.
@@ -124,6 +130,11 @@ type Server struct {
 	// IdleTimeout stops the server after this long with no call in flight
 	// and none made; 0 (the default) never stops it.
 	IdleTimeout time.Duration
+
+	// MaxTools and MaxToolListBytes bound the server's tool list: a list
+	// past either fails the server's start (or a new listing).
+	MaxTools         int
+	MaxToolListBytes int
 }
 
 // AuthorizationHeader reports whether the server's headers set

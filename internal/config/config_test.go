@@ -56,6 +56,8 @@ func TestLoadValidFull(t *testing.T) {
 		RequestTimeout:    DefaultRequestTimeout,
 		MaxRetries:        1, // top-level default
 		Catalog:           true,
+		MaxTools:          DefaultMaxTools,
+		MaxToolListBytes:  DefaultMaxToolListBytes,
 	}
 	if !reflect.DeepEqual(fs, wantFS) {
 		t.Errorf("filesystem =\n%+v\nwant\n%+v", fs, wantFS)

@@ -167,6 +167,8 @@ type limits struct {
 	retries          int
 	idle             time.Duration
 	catalog          bool
+	maxTools         int
+	maxToolBytes     int
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
@@ -182,10 +184,12 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		cfg.OpenTimeout = time.Duration(ms) * time.Millisecond
 	}
 	def := readLimits(root, limits{
-		connect: DefaultConnectionTimeout,
-		request: DefaultRequestTimeout,
-		retries: DefaultMaxRetries,
-		catalog: true,
+		connect:      DefaultConnectionTimeout,
+		request:      DefaultRequestTimeout,
+		retries:      DefaultMaxRetries,
+		catalog:      true,
+		maxTools:     DefaultMaxTools,
+		maxToolBytes: DefaultMaxToolListBytes,
 	})
 	tbs := root.get("toolboxes")
 	v.checkNames(tbs, "toolboxes")
@@ -249,6 +253,8 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		MaxRetries:        lim.retries,
 		Catalog:           lim.catalog,
 		IdleTimeout:       lim.idle,
+		MaxTools:          lim.maxTools,
+		MaxToolListBytes:  lim.maxToolBytes,
 	}
 	// Below, each check runs only where the schema found nothing wrong, so
 	// that no problem is reported twice.
@@ -455,6 +461,12 @@ func readLimits(n *node, def limits) limits {
 		out.idle = time.Duration(ms) * time.Millisecond
 	}
 	out.catalog = boolean(n.get("catalog"), out.catalog)
+	if m, ok := integer(n.get("maxTools")); ok {
+		out.maxTools = int(m)
+	}
+	if m, ok := integer(n.get("maxToolListBytes")); ok {
+		out.maxToolBytes = int(m)
+	}
 	return out
 }
 

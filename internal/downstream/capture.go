@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,11 +58,7 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
-		if c.cap.deliver(resp.ID, resp.Result, resp.Error == nil) {
-			// The SDK only needs to see that the call succeeded: the
-			// result itself goes to the caller as the server sent it.
-			resp.Result = heldResult
-		}
+		c.cap.deliverTo(resp)
 	}
 	return msg, err
 }
@@ -86,17 +85,39 @@ func callToken(params json.RawMessage) (string, bool) {
 }
 
 // capture holds the raw results of the requests it watches, from the
-// moment the server's answer is read until the caller takes them.
+// moment the server's answer is read until the caller takes them. It
+// bounds a listing's pages together by maxTools and maxBytes: a page past
+// either reaches the SDK as an error, before the SDK decodes its tools.
 type capture struct {
+	maxTools, maxBytes int
+
 	mu      sync.Mutex
 	lists   map[jsonrpc.ID]bool // tools/list requests under way
 	pages   []json.RawMessage   // their results, in order
+	tools   int                 // the tools in pages
+	bytes   int                 // the bytes of pages
 	calls   map[jsonrpc.ID]string
 	results map[string]json.RawMessage // by progress token
 }
 
-func newCapture() *capture {
-	return &capture{lists: map[jsonrpc.ID]bool{}, calls: map[jsonrpc.ID]string{}, results: map[string]json.RawMessage{}}
+func newCapture(maxTools, maxBytes int) *capture {
+	return &capture{maxTools: maxTools, maxBytes: maxBytes,
+		lists: map[jsonrpc.ID]bool{}, calls: map[jsonrpc.ID]string{}, results: map[string]json.RawMessage{}}
+}
+
+// deliverTo delivers a response the SDK is about to read, and changes it
+// to what the SDK should see: a captured call result becomes a stand-in
+// (the SDK only needs to see that the call succeeded: the result itself
+// goes to the caller as the server sent it), a tool list past the bounds
+// an error.
+func (r *capture) deliverTo(resp *jsonrpc.Response) {
+	held, err := r.deliver(resp.ID, resp.Result, resp.Error == nil)
+	switch {
+	case err != nil:
+		resp.Result, resp.Error = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	case held:
+		resp.Result = heldResult
+	}
 }
 
 func (r *capture) watchList(id jsonrpc.ID) {
@@ -112,26 +133,61 @@ func (r *capture) watchCall(id jsonrpc.ID, token string) {
 }
 
 // deliver keeps result if id is a watched request that succeeded, and
-// reports whether it was a tools/call whose result it kept.
-func (r *capture) deliver(id jsonrpc.ID, result json.RawMessage, ok bool) bool {
+// reports whether it was a tools/call whose result it kept. A tools/list
+// page that takes the listing past its bounds is not kept: the pages kept
+// so far are dropped, and the error says which bound it passed.
+func (r *capture) deliver(id jsonrpc.ID, result json.RawMessage, ok bool) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lists[id] {
 		delete(r.lists, id)
 		if ok {
-			r.pages = append(r.pages, result)
+			return false, r.addPage(result)
 		}
-		return false
+		return false, nil
 	}
 	tok, watched := r.calls[id]
 	if !watched {
-		return false
+		return false, nil
 	}
 	delete(r.calls, id)
 	if ok {
 		r.results[tok] = result
 	}
-	return ok
+	return ok, nil
+}
+
+// addPage keeps a tools/list page if the listing stays within its bounds.
+func (r *capture) addPage(page json.RawMessage) error {
+	var err error
+	if r.bytes += len(page); r.maxBytes > 0 && r.bytes > r.maxBytes {
+		err = fmt.Errorf("the server's tool list is larger than %s (maxToolListBytes)", sizeText(r.maxBytes))
+	} else {
+		var p struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if frame.Unmarshal(page, &p) == nil {
+			r.tools += len(p.Tools)
+		}
+		if r.maxTools > 0 && r.tools > r.maxTools {
+			err = fmt.Errorf("the server lists more than %d tools (maxTools)", r.maxTools)
+		}
+	}
+	if err != nil {
+		r.pages = nil // give the memory back at once
+		return err
+	}
+	r.pages = append(r.pages, page)
+	return nil
+}
+
+// sizeText says a number of bytes for a message: in MiB when it is whole
+// MiB, else in bytes.
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // takePages returns the tools/list pages collected so far and starts afresh.
@@ -140,7 +196,7 @@ func (r *capture) takePages() []json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pages
-	r.pages = nil
+	r.pages, r.tools, r.bytes = nil, 0, 0
 	clear(r.lists)
 	return p
 }

@@ -53,6 +53,17 @@ type Options struct {
 	// configuration allows it), so that a toolbox can be shown from it
 	// while its servers start (see [Server.Cached]).
 	Catalog *catalog.Catalog
+
+	// queueLimit bounds the bytes waiting to be written to one stdio
+	// server; 0: defaultMaxQueued. Tests set it lower.
+	queueLimit int
+}
+
+func (o *Options) maxQueued() int {
+	if o.queueLimit > 0 {
+		return o.queueLimit
+	}
+	return defaultMaxQueued
 }
 
 func (o *Options) stopGrace() time.Duration {
@@ -644,6 +655,9 @@ func (c *conn) listTools(ctx context.Context) error {
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		typed = append(typed, res.Tools...)
+		if max := s.cfg.MaxTools; max > 0 && len(typed) > max { // what no capture bounded
+			return fmt.Errorf("listing tools: the server lists more than %d tools (maxTools)", max)
+		}
 		if res.NextCursor == "" || res.NextCursor == params.Cursor {
 			break
 		}

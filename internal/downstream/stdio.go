@@ -2,6 +2,9 @@ package downstream
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -28,24 +31,47 @@ type stdioConn struct {
 	proc *serverproc.Process
 	out  *frameWriter
 	cap  *capture // the raw pages of the SDK's tools/list requests
+
+	// longDone is set once the line too long that is being skipped has
+	// been answered for. Only Read uses it.
+	longDone bool
 }
 
 func newStdioConn(c *conn, p *serverproc.Process) *stdioConn {
-	return &stdioConn{c: c, proc: p, out: newFrameWriter(p.Stdin()), cap: newCapture()}
+	cfg := c.s.cfg
+	return &stdioConn{c: c, proc: p, out: newFrameWriter(p.Stdin(), c.s.o.maxQueued()), cap: newCapture(cfg.MaxTools, cfg.MaxToolListBytes)}
 }
 
 // Read returns the next message for the SDK. Answers and progress of the
 // relay's calls are handled on the way and never reach the SDK; a line
 // that is not a JSON-RPC message is noted on the server's stderr and
-// skipped, rather than ending the session.
+// skipped, rather than ending the session. An answer too long or nested
+// too deep to read fails its request at once (a relayed call, or the
+// SDK's, which gets an error in its place); the SDK's decoder never sees it.
 func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 	for {
 		line, err := s.proc.ReadLine()
+		var long *frame.TooLongError
+		if errors.As(err, &long) {
+			if msg := s.tooLong(long); msg != nil {
+				return msg, nil
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		var m frame.Message
-		if frame.Parse(line, &m) == nil && s.c.relayed(&m) {
+		perr := frame.Parse(line, &m)
+		if perr == nil && s.c.relayed(&m) {
+			continue
+		}
+		var pe *frame.ParseError
+		if errors.Is(perr, frame.ErrTooDeep) && errors.As(perr, &pe) {
+			why := fmt.Sprintf("the server's answer nests objects and arrays deeper than %d levels", frame.MaxMessageDepth)
+			if msg := s.fail(pe.ID, why, line); msg != nil {
+				return msg, nil
+			}
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
@@ -54,10 +80,53 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
-			s.cap.deliver(resp.ID, resp.Result, resp.Error == nil)
+			s.cap.deliverTo(resp)
 		}
 		return msg, nil
 	}
+}
+
+// tooLong handles a line longer than the limit, reported as it passes the
+// limit and again when it ends: its request fails as soon as its id is
+// known (the line may never end).
+func (s *stdioConn) tooLong(long *frame.TooLongError) jsonrpc.Message {
+	defer func() {
+		if long.Ended {
+			s.longDone = false
+		}
+	}()
+	id := long.ID()
+	if s.longDone || (id == nil && !long.Ended) {
+		return nil
+	}
+	s.longDone = true
+	if id == nil {
+		s.proc.Note(fmt.Sprintf("stdout line longer than %d MiB, ignored: ", long.Limit>>20) + serverproc.Clip(string(long.Head), 200))
+		return nil
+	}
+	return s.fail(id, fmt.Sprintf("the server's answer exceeded %d MiB", long.Limit>>20), long.Head)
+}
+
+// fail fails the request that id answers, because its answer cannot be
+// read (why): a relayed call ends with the error; the SDK gets an error
+// response in its place, returned here. Without an id, or for a request
+// nobody waits for, the line is only noted.
+func (s *stdioConn) fail(id json.RawMessage, why string, line []byte) jsonrpc.Message {
+	s.proc.Note(why + "; dropped it: " + serverproc.Clip(string(line), 200))
+	if key, ok := relayKeyOf(id); ok {
+		s.c.finishRelay(string(key), nil, errors.New(why), "")
+		return nil
+	}
+	var v any
+	if len(id) == 0 || frame.Unmarshal(id, &v) != nil {
+		return nil
+	}
+	jid, err := jsonrpc.MakeID(v)
+	if err != nil || !jid.IsValid() {
+		return nil
+	}
+	_, _ = s.cap.deliver(jid, nil, false)
+	return &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}}
 }
 
 // Write sends a message of the SDK's.
@@ -88,23 +157,45 @@ func (s *stdioConn) SessionID() string { return "" }
 // sender, when nothing is queued and the pipe takes it whole without
 // waiting (serverproc.TryWriter); anything else goes to the writer's own
 // goroutine, which writes the frames that queued up meanwhile together.
+//
+// What waits in the queue is bounded by maxQueued bytes (a frame is
+// always taken when nothing waits, whatever its size): past it the server
+// counts as no longer reading, and the send fails, as every later one.
 type frameWriter struct {
-	w    io.WriteCloser
-	try  func([]byte) (int, error) // nil: every frame goes through the queue
-	wake chan struct{}
-	done chan struct{} // closed once w is closed
+	w         io.WriteCloser
+	try       func([]byte) (int, error) // nil: every frame goes through the queue
+	wake      chan struct{}
+	done      chan struct{} // closed once w is closed
+	maxQueued int
 
 	mu      sync.Mutex
 	queue   [][]byte
+	queued  int  // the bytes in queue
 	busy    bool // a write is under way, by a sender or by the loop
 	closing bool
 	err     error // the write that failed; later sends fail with it
 }
 
-func newFrameWriter(w io.WriteCloser) *frameWriter {
-	fw := &frameWriter{w: w, try: serverproc.TryWriter(w), wake: make(chan struct{}, 1), done: make(chan struct{})}
+// defaultMaxQueued bounds the bytes waiting to be written to one server.
+const defaultMaxQueued = 64 << 20
+
+func newFrameWriter(w io.WriteCloser, maxQueued int) *frameWriter {
+	fw := &frameWriter{w: w, try: serverproc.TryWriter(w), wake: make(chan struct{}, 1), done: make(chan struct{}), maxQueued: maxQueued}
 	go fw.loop()
 	return fw
+}
+
+// queueLocked queues frame, unless the queue would pass its bound: then
+// the writer fails for good. fw.mu is held.
+func (fw *frameWriter) queueLocked(frame []byte) error {
+	if len(fw.queue) > 0 && fw.queued+len(frame) > fw.maxQueued {
+		fw.err = fmt.Errorf("more than %s waits to be written to it", sizeText(fw.maxQueued))
+		fw.queue, fw.queued = nil, 0
+		return fw.err
+	}
+	fw.queue = append(fw.queue, frame)
+	fw.queued += len(frame)
+	return nil
 }
 
 func (fw *frameWriter) signal() {
@@ -126,10 +217,10 @@ func (fw *frameWriter) send(frame []byte) error {
 		fw.mu.Unlock()
 		return io.ErrClosedPipe
 	case fw.try == nil || fw.busy || len(fw.queue) > 0:
-		fw.queue = append(fw.queue, frame)
+		err := fw.queueLocked(frame)
 		fw.mu.Unlock()
 		fw.signal()
-		return nil
+		return err
 	}
 	fw.busy = true
 	fw.mu.Unlock()
@@ -139,12 +230,13 @@ func (fw *frameWriter) send(frame []byte) error {
 	switch {
 	case err != nil:
 		fw.err = err
-		fw.queue = nil
+		fw.queue, fw.queued = nil, 0
 	case n < len(frame):
 		// The pipe is full: the rest goes first, by the loop.
 		fw.queue = append(fw.queue, nil)
 		copy(fw.queue[1:], fw.queue)
 		fw.queue[0] = frame[n:]
+		fw.queued += len(frame) - n
 	}
 	wake := fw.err != nil || fw.closing || len(fw.queue) > 0
 	fw.mu.Unlock()
@@ -182,6 +274,7 @@ func (fw *frameWriter) loop() {
 			return
 		}
 		batch, fw.queue = fw.queue, batch[:0]
+		fw.queued = 0
 		fw.busy = true
 		fw.mu.Unlock()
 		var err error
@@ -202,9 +295,9 @@ func (fw *frameWriter) loop() {
 		clear(batch)
 		fw.mu.Lock()
 		fw.busy = false
-		if err != nil {
+		if err != nil && fw.err == nil {
 			fw.err = err
-			fw.queue = nil
+			fw.queue, fw.queued = nil, 0
 		}
 		fw.mu.Unlock()
 	}

@@ -17,7 +17,7 @@ func TestFrameWriterNeverBlocksTheSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	fw := newFrameWriter(w)
+	fw := newFrameWriter(w, defaultMaxQueued)
 	const frames = 2000 // about 1 MiB: many times what a pipe holds
 	payload := make([]byte, 500)
 	for i := range payload {

@@ -27,7 +27,7 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 		}
 		return t, nil
 	case config.SSE:
-		c.cap = newCapture()
+		c.cap = newCapture(s.cfg.MaxTools, s.cfg.MaxToolListBytes)
 		c.probe = newStatusProbe(httpClient(s.cfg.Headers).Transport)
 		client := &http.Client{Transport: c.probe}
 		if s.oauth != nil {

@@ -10,6 +10,8 @@
 package fakeserver
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,6 +51,11 @@ const (
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
 	EnvBadList     = "FAKE_BAD_LIST"     // "1": answer tools/list with "tools" an object, not an array
 	EnvBadInit     = "FAKE_BAD_INIT"     // "1": answer initialize with a protocolVersion that is a number
+	// Hostile answers, each written by hand, not by the SDK.
+	EnvDeepResult  = "FAKE_DEEP_RESULT"  // N: add tool "deep", answered with a result holding N nested arrays
+	EnvEndless     = "FAKE_ENDLESS"      // N: add tool "endless", answered with a line of N bytes that never ends
+	EnvHugeList    = "FAKE_HUGE_LIST"    // N: answer tools/list with N tools of about 250 bytes each, in one page
+	EnvStopReading = "FAKE_STOP_READING" // "1": add tool "stop_reading": once called, the server reads no more of its stdin
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -185,9 +192,14 @@ func run() error {
 		f.addTools()
 	}
 	var t mcp.Transport = &mcp.StdioTransport{}
-	if os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" || os.Getenv(EnvBadInit) == "1" {
+	if os.Getenv(EnvStopReading) == "1" {
+		t = &mcp.IOTransport{Reader: &stoppableReader{r: os.Stdin}, Writer: os.Stdout}
+	}
+	hostile := envInt(EnvDeepResult) > 0 || envInt(EnvEndless) > 0 || envInt(EnvHugeList) > 0
+	if hostile || os.Getenv(EnvJunk) == "1" || os.Getenv(EnvExtraField) == "1" || os.Getenv(EnvStrayIDs) == "1" || os.Getenv(EnvBadList) == "1" || os.Getenv(EnvBadInit) == "1" {
 		t = &mangler{Transport: t, junk: os.Getenv(EnvJunk) == "1", extra: os.Getenv(EnvExtraField) == "1", stray: os.Getenv(EnvStrayIDs) == "1",
-			badList: os.Getenv(EnvBadList) == "1", badInit: os.Getenv(EnvBadInit) == "1"}
+			badList: os.Getenv(EnvBadList) == "1", badInit: os.Getenv(EnvBadInit) == "1",
+			deep: envInt(EnvDeepResult), endless: envInt(EnvEndless), hugeList: envInt(EnvHugeList)}
 	}
 	err := f.server.Run(context.Background(), t)
 	if os.Getenv(EnvWriteAtEOF) == "1" {
@@ -489,6 +501,28 @@ func (f *fake) addTools() {
 			return text("ref ran"), nil
 		})
 	}
+	if envInt(EnvDeepResult) > 0 {
+		f.server.AddTool(&mcp.Tool{Name: "deep", Description: "Answers with a result nested FAKE_DEEP_RESULT levels deep.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				f.record(CallsFile, "deep")
+				return text("replaced by the deep result"), nil
+			})
+	}
+	if envInt(EnvEndless) > 0 {
+		f.server.AddTool(&mcp.Tool{Name: "endless", Description: "Answers with a line that never ends.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				f.record(CallsFile, "endless")
+				return text("replaced by the endless line"), nil
+			})
+	}
+	if os.Getenv(EnvStopReading) == "1" {
+		f.server.AddTool(&mcp.Tool{Name: "stop_reading", Description: "Answers, then reads no more of stdin.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				f.record(CallsFile, "stop_reading")
+				stopReading.Store(true)
+				return text("stopped reading"), nil
+			})
+	}
 	for i := range envInt(EnvTools) {
 		name := fmt.Sprintf("tool_%03d", i)
 		f.server.AddTool(&mcp.Tool{Name: name, Description: "Generated tool number " + strconv.Itoa(i) + ".", InputSchema: schema(`{"type":"object"}`)},
@@ -505,6 +539,7 @@ func (f *fake) addTools() {
 type mangler struct {
 	mcp.Transport
 	junk, extra, stray, badList, badInit bool
+	deep, endless, hugeList              int
 }
 
 func (m *mangler) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -519,11 +554,102 @@ type mangledConn struct {
 	mcp.Connection
 	m  *mangler
 	mu sync.Mutex
+
+	callsMu sync.Mutex
+	calls   map[any]string // tools/call requests read, by id: the tool's name
 }
+
+func (c *mangledConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/call" && req.ID.IsValid() {
+		var p struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		c.callsMu.Lock()
+		if c.calls == nil {
+			c.calls = map[any]string{}
+		}
+		c.calls[req.ID.Raw()] = p.Name
+		c.callsMu.Unlock()
+	}
+	return msg, err
+}
+
+// hostile writes the hand-made answer that replaces resp, if there is
+// one, and reports whether it did.
+func (c *mangledConn) hostile(resp *jsonrpc.Response) bool {
+	c.callsMu.Lock()
+	tool := c.calls[resp.ID.Raw()]
+	delete(c.calls, resp.ID.Raw())
+	c.callsMu.Unlock()
+	id, _ := json.Marshal(resp.ID.Raw())
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	switch {
+	case tool == "deep" && c.m.deep > 0:
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[],"deep":`, id)
+		writeRepeat(out, "[", c.m.deep)
+		writeRepeat(out, "]", c.m.deep)
+		out.WriteString("}}\n")
+	case tool == "endless" && c.m.endless > 0:
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		writeRepeat(out, "x", c.m.endless)
+		_ = out.Flush()
+		for { // the line never ends, and the server says nothing more
+			time.Sleep(time.Hour)
+		}
+	case c.m.hugeList > 0 && isToolList(resp.Result):
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[`, id)
+		pad := strings.Repeat("p", 160)
+		for i := range c.m.hugeList {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			fmt.Fprintf(out, `{"name":"huge_%06d","description":"Generated tool %d: %s","inputSchema":{"type":"object"}}`, i, i, pad)
+		}
+		out.WriteString("]}}\n")
+	default:
+		return false
+	}
+	_ = out.Flush()
+	return true
+}
+
+func isToolList(result json.RawMessage) bool {
+	var page map[string]json.RawMessage
+	return json.Unmarshal(result, &page) == nil && bytes.HasPrefix(page["tools"], []byte("["))
+}
+
+func writeRepeat(w *bufio.Writer, s string, n int) {
+	chunk := strings.Repeat(s, 64<<10)
+	for n > 0 {
+		k := min(n, 64<<10)
+		w.WriteString(chunk[:k*len(s)])
+		n -= k
+	}
+}
+
+// stopReading is set by the tool stop_reading: the server's stdin reader
+// then blocks for good.
+var stopReading atomic.Bool
+
+type stoppableReader struct{ r io.ReadCloser }
+
+func (s *stoppableReader) Read(p []byte) (int, error) {
+	for stopReading.Load() {
+		time.Sleep(time.Hour)
+	}
+	return s.r.Read(p)
+}
+
+func (s *stoppableReader) Close() error { return s.r.Close() }
 
 func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.hostile(resp) {
+		return nil
+	}
 	if c.m.junk {
 		fmt.Fprintln(os.Stdout, "this line is not JSON-RPC: a server printing a banner on stdout")
 		fmt.Fprintln(os.Stdout, `{"level":"info","msg":"a JSON log line on stdout, not JSON-RPC either"}`)

@@ -31,14 +31,45 @@ const (
 	CodeInvalidRequest = -32600
 )
 
-// ErrTooLong is a line longer than a Reader's limit; the Reader skips it
-// and reads on.
+// ErrTooLong is a line longer than a Reader's limit: errors.Is holds for
+// every [TooLongError].
 var ErrTooLong = errors.New("message longer than the line limit")
+
+// TooLongError is a line longer than a Reader's limit. Next reports it
+// as soon as the line passes the limit (Ended false: the line may never
+// end), and again once its end has been read and skipped (Ended true);
+// once only, with Ended true, when both happen in one read.
+type TooLongError struct {
+	Limit int    // the Reader's limit, in bytes
+	Head  []byte // the line's first bytes (up to 4 KiB)
+	Tail  []byte // its last bytes (up to 4 KiB), once Ended
+	Ended bool
+}
+
+func (e *TooLongError) Error() string        { return ErrTooLong.Error() }
+func (e *TooLongError) Is(target error) bool { return target == ErrTooLong }
+
+// ID returns the id of the message the line holds, when the bytes kept of
+// it show one at the top level of a JSON object (near the start, or near
+// the end once the line has ended), or nil.
+func (e *TooLongError) ID() json.RawMessage {
+	if id := TopLevelID(e.Head); id != nil {
+		return id
+	}
+	if e.Ended {
+		return tailID(e.Tail)
+	}
+	return nil
+}
+
+// keep is how much of a long line's head and tail a Reader keeps.
+const keep = 4 << 10
 
 // Reader reads newline-delimited messages.
 type Reader struct {
-	r   *bufio.Reader
-	max int
+	r    *bufio.Reader
+	max  int
+	skip *TooLongError // the long line being skipped, if any
 }
 
 // NewReader returns a Reader of r whose lines may be up to max bytes.
@@ -48,11 +79,14 @@ func NewReader(r io.Reader, max int) *Reader {
 
 // Next returns the next line that is not blank, without its line ending and
 // surrounding space, in a slice of its own. A line longer than the limit is
-// skipped and reported as ErrTooLong; the next call reads the line after
-// it. At the end of the input Next returns io.EOF, after any last line that
-// had no newline.
+// skipped and reported as a *[TooLongError] (see there); the next call
+// after its last report reads the line after it. At the end of the input
+// Next returns io.EOF, after any last line that had no newline.
 func (r *Reader) Next() ([]byte, error) {
 	for {
+		if r.skip != nil {
+			return nil, r.skipLong()
+		}
 		line, err := r.line()
 		if errors.Is(err, ErrTooLong) {
 			return nil, err
@@ -72,13 +106,10 @@ func (r *Reader) line() ([]byte, error) {
 		frag, err := r.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long)+len(frag) > r.max {
-				for errors.Is(err, bufio.ErrBufferFull) {
-					_, err = r.r.ReadSlice('\n')
-				}
-				if err != nil && !errors.Is(err, io.EOF) {
-					return nil, err
-				}
-				return nil, ErrTooLong
+				// Report it now: the rest may never come.
+				long = append(long, frag...)
+				r.skip = &TooLongError{Limit: r.max, Head: bytes.Clone(long[:min(len(long), keep)]), Tail: lastBytes(nil, long)}
+				return nil, r.skip
 			}
 			long = append(long, frag...)
 			continue
@@ -87,7 +118,8 @@ func (r *Reader) line() ([]byte, error) {
 			return nil, err
 		}
 		if len(long)+len(frag) > r.max {
-			return nil, ErrTooLong
+			long = append(long, frag...)
+			return nil, &TooLongError{Limit: r.max, Head: bytes.Clone(long[:min(len(long), keep)]), Tail: lastBytes(nil, bytes.TrimSpace(long)), Ended: true}
 		}
 		if long != nil {
 			return append(long, frag...), nil
@@ -95,6 +127,38 @@ func (r *Reader) line() ([]byte, error) {
 		// frag aliases the reader's buffer: copy before the next read.
 		return append([]byte(nil), frag...), nil
 	}
+}
+
+// skipLong reads to the end of the long line being skipped, keeping its
+// last bytes, and reports it ended.
+func (r *Reader) skipLong() error {
+	e := r.skip
+	for {
+		frag, err := r.r.ReadSlice('\n')
+		e.Tail = lastBytes(e.Tail, frag)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err != nil && !errors.Is(err, io.EOF):
+			return err // the line stays unfinished: the input broke
+		}
+		r.skip = nil
+		e.Tail = bytes.TrimSpace(e.Tail)
+		e.Ended = true
+		return e
+	}
+}
+
+// lastBytes returns the last keep bytes of tail followed by more, reusing
+// tail's array.
+func lastBytes(tail, more []byte) []byte {
+	if len(more) >= keep {
+		return append(tail[:0], more[len(more)-keep:]...)
+	}
+	if over := len(tail) + len(more) - keep; over > 0 {
+		tail = tail[:copy(tail, tail[over:])]
+	}
+	return append(tail, more...)
 }
 
 // Message is the envelope of one JSON-RPC message. Its fields alias the
@@ -153,11 +217,23 @@ func Decode(data []byte) (any, error) {
 // memory grow with the square of the depth. Real values stay far below it.
 const MaxDepth = 1000
 
+// MaxMessageDepth bounds the nesting of a whole JSON-RPC message, checked
+// before any parser sees it: the parsers recurse once per level, so a deep
+// enough line would overflow the stack, and cost time and memory with the
+// square of the depth before that. It is encoding/json's own limit, far
+// above MaxDepth, so that a value too deep to decode whole still reaches
+// the check that refuses it as a tool error, not a protocol error.
+const MaxMessageDepth = 10 * MaxDepth
+
 // TooDeepAt returns the offset in data of the first object or array nested
 // deeper than MaxDepth, or -1. It costs little for data with fewer
 // brackets than that, which is nearly all.
-func TooDeepAt(data []byte) int {
-	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) <= MaxDepth {
+func TooDeepAt(data []byte) int { return tooDeepAt(data, MaxDepth) }
+
+// tooDeepAt is TooDeepAt for any limit: one pass over data, strings and
+// their escapes skipped, no recursion.
+func tooDeepAt(data []byte, limit int) int {
+	if bytes.Count(data, []byte{'{'})+bytes.Count(data, []byte{'['}) <= limit {
 		return -1
 	}
 	depth, inString, escaped := 0, false, false
@@ -175,11 +251,160 @@ func TooDeepAt(data []byte) int {
 		case c == '"':
 			inString = true
 		case c == '{' || c == '[':
-			if depth++; depth > MaxDepth {
+			if depth++; depth > limit {
 				return i
 			}
 		case c == '}' || c == ']':
 			depth--
+		}
+	}
+	return -1
+}
+
+// ErrTooDeep is a message nested deeper than MaxMessageDepth: errors.Is
+// holds for the [ParseError] that refuses it.
+var ErrTooDeep = fmt.Errorf("the message nests objects and arrays deeper than %d levels", MaxMessageDepth)
+
+// TopLevelID returns the value of the "id" key of the JSON object that data
+// starts with, when it is a string or a number written whole in data, or
+// nil. It reads data in one pass without parsing it, so it works on lines
+// too deep to parse and on the first bytes of lines too long to read.
+func TopLevelID(data []byte) json.RawMessage {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != '{' {
+		return nil
+	}
+	depth, expectKey := 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			end := stringEnd(data, i)
+			if end < 0 {
+				return nil
+			}
+			if depth == 1 && expectKey {
+				expectKey = false
+				if string(data[i:end+1]) == `"id"` {
+					return scalarAfterColon(data[end+1:])
+				}
+			}
+			i = end
+		case '{', '[':
+			depth++
+			expectKey = depth == 1
+		case '}', ']':
+			if depth--; depth <= 0 {
+				return nil
+			}
+		case ',':
+			expectKey = depth == 1
+		}
+	}
+	return nil
+}
+
+// stringEnd returns the offset of the quote that ends the JSON string
+// starting at data[start], or -1.
+func stringEnd(data []byte, start int) int {
+	for i := start + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// scalarAfterColon returns the string or number after the colon that data
+// starts with (spaces aside), when the value is written whole, or nil.
+func scalarAfterColon(data []byte) json.RawMessage {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if len(data) == 0 || data[0] != ':' {
+		return nil
+	}
+	data = bytes.TrimLeft(data[1:], " \t\r\n")
+	switch {
+	case len(data) == 0:
+		return nil
+	case data[0] == '"':
+		if end := stringEnd(data, 0); end > 0 {
+			return json.RawMessage(data[:end+1])
+		}
+	case data[0] == '-' || data[0] >= '0' && data[0] <= '9':
+		if end := bytes.IndexAny(data, " \t\r\n,}"); end > 0 {
+			return json.RawMessage(data[:end])
+		}
+	}
+	return nil
+}
+
+// tailID returns the value of the top-level "id" key that the last bytes
+// of a JSON object show (servers written with some SDKs put the id last),
+// or nil. It reads backwards from the object's closing brace: outside a
+// string a quote ends one, and inside one a quote preceded by an even
+// number of backslashes starts it.
+func tailID(data []byte) json.RawMessage {
+	data = bytes.TrimRight(data, " \t\r\n")
+	if len(data) == 0 || data[len(data)-1] != '}' {
+		return nil
+	}
+	depth := 0
+	var value []byte // the last scalar read at depth 1
+	for i := len(data) - 1; i >= 0; i-- {
+		switch c := data[i]; {
+		case c == '"':
+			start := stringStart(data, i)
+			if start < 0 {
+				return nil
+			}
+			if depth == 1 {
+				// A key if a colon follows it, else a value.
+				rest := bytes.TrimLeft(data[i+1:], " \t\r\n")
+				if len(rest) > 0 && rest[0] == ':' {
+					if string(data[start:i+1]) == `"id"` {
+						return value
+					}
+					value = nil
+				} else {
+					value = data[start : i+1]
+				}
+			}
+			i = start
+		case c == '}' || c == ']':
+			depth++
+			value = nil
+		case c == '{' || c == '[':
+			if depth--; depth <= 0 {
+				return nil
+			}
+		case depth == 1 && (c == '-' || c >= '0' && c <= '9' || c == '.' || c == '+' || c == 'e' || c == 'E'):
+			end := i + 1
+			for i > 0 && bytes.IndexByte([]byte("-+.eE0123456789"), data[i-1]) >= 0 {
+				i--
+			}
+			value = data[i:end]
+		case depth == 1 && c >= 'a' && c <= 'z': // true, false, null
+			value = nil
+		}
+	}
+	return nil
+}
+
+// stringStart returns the offset of the quote that starts the JSON string
+// ending at data[end], or -1.
+func stringStart(data []byte, end int) int {
+	for i := end - 1; i >= 0; i-- {
+		if data[i] != '"' {
+			continue
+		}
+		n := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
 		}
 	}
 	return -1
@@ -192,14 +417,22 @@ type ParseError struct {
 	Code int
 	ID   json.RawMessage
 	Msg  string
+	err  error // ErrTooDeep, or nil
 }
 
 func (e *ParseError) Error() string { return e.Msg }
+func (e *ParseError) Unwrap() error { return e.err }
 
 // Parse reads the envelope of one message. The line must be a whole JSON
-// object: a batch, or JSON-RPC that is not 2.0, is refused.
+// object: a batch, or JSON-RPC that is not 2.0, is refused. So is a line
+// nested deeper than MaxMessageDepth, before any parser sees it: its
+// ParseError holds ErrTooDeep (errors.Is) and the id, when the line shows
+// one at its top level.
 func Parse(line []byte, m *Message) error {
 	*m = Message{}
+	if tooDeepAt(line, MaxMessageDepth) >= 0 {
+		return &ParseError{Code: codeParseError, ID: TopLevelID(line), Msg: ErrTooDeep.Error(), err: ErrTooDeep}
+	}
 	if len(line) == 0 || line[0] != '{' {
 		switch {
 		case !sj.Valid(line):

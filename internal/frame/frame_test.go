@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReaderLines(t *testing.T) {
@@ -16,8 +17,11 @@ func TestReaderLines(t *testing.T) {
 	var got []string
 	for {
 		line, err := r.Next()
-		if errors.Is(err, ErrTooLong) {
-			got = append(got, "(too long)")
+		var tl *TooLongError
+		if errors.As(err, &tl) {
+			if tl.Ended {
+				got = append(got, "(too long)")
+			}
 			continue
 		}
 		if err == io.EOF {
@@ -266,5 +270,129 @@ func TestExplainError(t *testing.T) {
 	}
 	if got := ExplainError(fmt.Errorf("reading: %w (%s)", decodeErr, "s3cret")); !strings.HasPrefix(got, "reading: not valid JSON") || strings.Contains(got, "s3cret") {
 		t.Errorf("ExplainError of a syntax error = %s", got)
+	}
+}
+
+// TestReaderReportsLongLineAtOnce checks that a line passing the limit is
+// reported before its end comes (a server's answer may never end), with
+// its id when its first bytes show it, and again when it has ended, with
+// the id its last bytes show.
+func TestReaderReportsLongLineAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		name, start, end string
+		headID, tailID   string
+	}{
+		{"id first", `{"jsonrpc":"2.0","id":"wb-7","result":{"content":[{"type":"text","text":"`, `"}]}}`, `"wb-7"`, `"wb-7"`},
+		{"id last", `{"result":{"content":[{"type":"text","text":"`, `"}]},"jsonrpc":"2.0","id":12}`, "", "12"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pr.Close()
+			r := NewReader(pr, 1<<20)
+			go func() {
+				_, _ = pw.Write([]byte(c.start))
+				_, _ = pw.Write(bytes.Repeat([]byte("x"), 2<<20)) // and no end yet
+			}()
+			type result struct {
+				line []byte
+				err  error
+			}
+			next := func() result {
+				ch := make(chan result, 1)
+				go func() { l, err := r.Next(); ch <- result{l, err} }()
+				select {
+				case res := <-ch:
+					return res
+				case <-time.After(time.Minute): // a ceiling, not a measure
+					t.Fatal("Next waits for the end of a line that passed the limit")
+					return result{}
+				}
+			}
+			res := next()
+			var tl *TooLongError
+			if !errors.As(res.err, &tl) || tl.Ended || !errors.Is(res.err, ErrTooLong) || tl.Limit != 1<<20 {
+				t.Fatalf("first report = %v (%+v), want a TooLongError not ended yet", res.err, tl)
+			}
+			if got := string(tl.ID()); got != c.headID {
+				t.Errorf("id from the head = %q, want %q", got, c.headID)
+			}
+			go func() {
+				_, _ = pw.Write([]byte(c.end + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
+				pw.Close()
+			}()
+			res = next()
+			if !errors.As(res.err, &tl) || !tl.Ended {
+				t.Fatalf("second report = %v, want the TooLongError ended", res.err)
+			}
+			if got := string(tl.ID()); got != c.tailID {
+				t.Errorf("id once ended = %q, want %q", got, c.tailID)
+			}
+			if res = next(); string(res.line) != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+				t.Errorf("the line after = %q, %v", res.line, res.err)
+			}
+		})
+	}
+}
+
+// TestParseTooDeep checks that lines nested far too deep for a recursive
+// parser are refused, with their id, in one pass and without a stack
+// overflow; and that a value of MaxDepth levels in an envelope still
+// parses.
+func TestParseTooDeep(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		name, line, id string
+	}{
+		{"ping params, 5,000,000 levels", `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":` + deep(5_000_000) + `}}`, "9"},
+		{"use_tool arguments, 1,000,000 levels", `{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"use_tool","arguments":{"arguments":` + deep(1_000_000) + `}}}`, `"a\"b"`},
+		{"result, id last", `{"result":` + deep(5_000_000) + `,"jsonrpc":"2.0","id":4}`, "4"},
+		{"unterminated", `{"jsonrpc":"2.0","id":1,"params":` + strings.Repeat("{", 3_000_000), "1"},
+		{"not an object", deep(3_000_000), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var m Message
+			err := Parse([]byte(c.line), &m)
+			var pe *ParseError
+			if !errors.As(err, &pe) || !errors.Is(err, ErrTooDeep) || pe.Code != codeParseError {
+				t.Fatalf("Parse = %v, want a parse error for nesting too deep", err)
+			}
+			if string(pe.ID) != c.id {
+				t.Errorf("id = %s, want %s", pe.ID, c.id)
+			}
+			if !strings.Contains(pe.Msg, "deeper than 10000 levels") {
+				t.Errorf("message = %q", pe.Msg)
+			}
+		})
+	}
+	var m Message
+	line := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool","arguments":{"arguments":` + deep(MaxDepth) + `}}}`
+	if err := Parse([]byte(line), &m); err != nil {
+		t.Errorf("a value of MaxDepth levels in its envelope: %v", err)
+	}
+	// Brackets in strings do not count.
+	line = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"` + strings.Repeat(`[\"{`, 5000) + `"}}`
+	if err := Parse([]byte(line), &m); err != nil {
+		t.Errorf("brackets in a string: %v", err)
+	}
+}
+
+func TestTopLevelID(t *testing.T) {
+	for _, c := range []struct{ data, head, tail string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, "1", "1"},
+		{`{"result":{"id":5,"x":["id",{"id":6}]},"id":"wb-3"}`, `"wb-3"`, `"wb-3"`},
+		{`{"result":{"a":"\"id\":7"},"jsonrpc":"2.0","id" : -2.5e3 }`, "-2.5e3", "-2.5e3"},
+		{`{"jsonrpc":"2.0","id":null,"error":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","method":"x","params":{"id":3}}`, "", ""},
+		{`{"id":"a\\","x":1}`, `"a\\"`, `"a\\"`},
+		{`{"x":"id","y":true}`, "", ""},
+		{`{"jsonrpc":"2.0","id":12`, "", ""}, // the number may go on
+		{`[{"id":1}]`, "", ""},
+	} {
+		if got := string(TopLevelID([]byte(c.data))); got != c.head {
+			t.Errorf("TopLevelID(%s) = %q, want %q", c.data, got, c.head)
+		}
+		if got := string(tailID([]byte(c.data))); got != c.tail {
+			t.Errorf("tailID(%s) = %q, want %q", c.data, got, c.tail)
+		}
 	}
 }

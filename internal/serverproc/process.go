@@ -170,7 +170,9 @@ func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 
 // ReadLine returns the next JSON-RPC line the child wrote on stdout,
 // without its newline, in a slice of its own. Other lines are reported on
-// the server's stderr and skipped.
+// the server's stderr and skipped. A line longer than [MaxLine] comes as a
+// *[frame.TooLongError], as [frame.Reader.Next] reports it: the caller
+// decides what it means, and reads on.
 func (p *Process) ReadLine() ([]byte, error) { return p.stdout.next() }
 
 // Exited is closed once the child has exited and been waited for.
@@ -255,11 +257,11 @@ type jsonLineReader struct {
 
 var jsonrpcKey = []byte(`"jsonrpc"`)
 
-// maxLine bounds one JSON-RPC message from a server.
-const maxLine = 64 << 20
+// MaxLine bounds one JSON-RPC message from a server.
+const MaxLine = 64 << 20
 
 func newJSONLineReader(r io.ReadCloser, junk func([]byte)) *jsonLineReader {
-	return &jsonLineReader{src: r, r: frame.NewReader(r, maxLine), junk: junk}
+	return &jsonLineReader{src: r, r: frame.NewReader(r, MaxLine), junk: junk}
 }
 
 // Close closes the underlying pipe, which ends a read in progress.
@@ -269,8 +271,6 @@ func (j *jsonLineReader) next() ([]byte, error) {
 	for {
 		line, err := j.r.Next()
 		switch {
-		case errors.Is(err, frame.ErrTooLong):
-			j.junk([]byte("(a line longer than 64 MiB)"))
 		case err != nil:
 			return nil, err
 		case (line[0] == '{' || line[0] == '[') && bytes.Contains(line, jsonrpcKey):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -83,10 +84,20 @@ type hostCall struct {
 
 func (c *hostConn) readLoop() {
 	defer close(c.incoming)
+	answered := false // the long line being skipped has been answered
 	for {
 		line, err := c.in.Next()
-		if errors.Is(err, frame.ErrTooLong) {
-			c.refuse(nil, frame.CodeInvalidRequest, "the message is longer than 64 MiB")
+		var long *frame.TooLongError
+		if errors.As(err, &long) {
+			// Answered as soon as its id is known: at once, or when its
+			// end shows it; else once it has ended, without an id.
+			if id := long.ID(); !answered && (id != nil || long.Ended) {
+				c.refuse(id, frame.CodeInvalidRequest, fmt.Sprintf("the message is longer than %d MiB", long.Limit>>20))
+				answered = true
+			}
+			if long.Ended {
+				answered = false
+			}
 			continue
 		}
 		if err != nil {
