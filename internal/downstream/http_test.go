@@ -302,3 +302,68 @@ func TestRemoteSessionIdleStop(t *testing.T) {
 		})
 	}
 }
+
+// A remote server whose answer nests JSON millions of levels deep, as
+// JSON or as an event stream, fails that call and nothing else: the SDK
+// decodes remote bodies with encoding/json, whose nesting limit refuses
+// it (a decoder that recursed would overflow the stack and end the
+// process, as segmentio's did on stdio). The server's next call works.
+func TestRemoteDeepAnswerFailsOnlyItsCall(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "json", true: "event-stream"}[stream], func(t *testing.T) { remoteDeepAnswer(t, stream) })
+	}
+}
+
+func remoteDeepAnswer(t *testing.T, stream bool) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "deep", Version: "1"}, nil)
+	for _, name := range []string{"deep", "echo"} {
+		server.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fine"}}}, nil
+			})
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call of "deep" is answered with 5,000,000 nested arrays in
+	// structuredContent, written as bytes (no encoder would write them).
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct{ Name string }
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && msg.Params.Name == "deep" {
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"content":[],"structuredContent":%s%s}}`,
+				msg.ID, strings.Repeat("[", 5_000_000), strings.Repeat("]", 5_000_000))
+			if stream {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, answer)
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		h.ServeHTTP(w, r)
+	}))
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
+	t.Cleanup(ts.Close)
+
+	hs := newHarness(t)
+	s := hs.server(remote("deep", config.HTTP, ts.URL))
+	_, err = s.Call(ctxT(t), "deep", json.RawMessage(`{}`), nil)
+	if err == nil {
+		t.Fatal("the deep answer did not fail its call")
+	}
+	res, err := s.Call(ctxT(t), "echo", json.RawMessage(`{}`), nil)
+	if err != nil || !strings.Contains(string(res), "fine") {
+		t.Errorf("a call after the deep answer: %s %v", res, err)
+	}
+}
