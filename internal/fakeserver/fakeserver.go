@@ -49,6 +49,10 @@ const (
 	EnvStrayIDs    = "FAKE_STRAY_IDS"    // "1": before each response, answer ids nobody asked for
 	EnvBadList     = "FAKE_BAD_LIST"     // "1": answer tools/list with "tools" an object, not an array
 	EnvBadInit     = "FAKE_BAD_INIT"     // "1": answer initialize with a protocolVersion that is a number
+	// EnvTermFile names a file the server writes "sigterm" to when it gets
+	// SIGTERM, before it exits; with FAKE_HANG_INIT it also ignores the end
+	// of stdin, as a command busy installing a package (npx) does.
+	EnvTermFile = "FAKE_TERM_FILE"
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -101,6 +105,15 @@ func run() error {
 		f.name = "fake"
 	}
 	starts := f.record(StartsFile, "start")
+	if tf := os.Getenv(EnvTermFile); tf != "" {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			_ = os.WriteFile(tf, []byte("sigterm\n"), 0o644)
+			os.Exit(0)
+		}()
+	}
 	if n := envInt(EnvFlood); n > 0 {
 		for i := range n {
 			fmt.Fprintf(os.Stderr, "flood line %d of %d: the quick brown fox jumps over the lazy dog\n", i+1, n)
@@ -140,6 +153,11 @@ func run() error {
 			}()
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // read, never answer
+		if os.Getenv(EnvTermFile) != "" {
+			for { // until a signal
+				time.Sleep(time.Hour)
+			}
+		}
 		return nil
 	}
 

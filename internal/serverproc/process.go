@@ -229,11 +229,6 @@ func (p *Process) Stop(grace time.Duration) {
 	})
 }
 
-// Kill ends the process tree at once, for a start-up that is abandoned.
-func (p *Process) Kill() {
-	p.group.Kill()
-}
-
 // jsonLineReader passes through only the lines of r that look like
 // JSON-RPC messages — a JSON object or batch naming "jsonrpc" — so that a
 // server printing a banner or a log line on stdout (plain or JSON, as
