@@ -53,6 +53,13 @@ const (
 	// SIGTERM, before it exits; with FAKE_HANG_INIT it also ignores the end
 	// of stdin, as a command busy installing a package (npx) does.
 	EnvTermFile = "FAKE_TERM_FILE"
+	// EnvDetach "1": at start, start a sleep in a session of its own (as a
+	// server starting a helper with setsid or Node's detached: true does)
+	// and a daemon: a child that starts a sleep in a session of its own
+	// and exits at once, leaving the sleep an orphan.
+	EnvDetach = "FAKE_DETACH"
+	// envDaemonize makes the fake server that daemonizer instead.
+	envDaemonize = "FAKE_DAEMONIZE"
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -100,6 +107,24 @@ type fake struct {
 }
 
 func run() error {
+	if os.Getenv(envDaemonize) == "1" {
+		return startDetached()
+	}
+	if os.Getenv(EnvDetach) == "1" {
+		if err := startDetached(); err != nil {
+			return err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		d := exec.Command(exe)
+		d.Env = append(os.Environ(), envDaemonize+"=1")
+		d.Stderr = os.Stderr
+		if err := d.Run(); err != nil {
+			return fmt.Errorf("daemonizing: %w", err)
+		}
+	}
 	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
 	if f.name == "" {
 		f.name = "fake"
@@ -209,6 +234,13 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+// startDetached starts a long sleep in a session of its own.
+func startDetached() error {
+	cmd := exec.Command("sleep", "600")
+	newSession(cmd)
+	return cmd.Start()
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {

@@ -116,7 +116,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		close(p.stderrDone)
 	}()
 	go func() {
-		p.exitErr = cmd.Wait()
+		p.exitErr = group.Wait()
 		close(p.exited)
 	}()
 	return p, nil
