@@ -59,4 +59,3 @@ var token = func() string {
 var tagSeq atomic.Int64
 
 func nextTag() string { return token + "." + strconv.FormatInt(tagSeq.Add(1), 10) }
-
