@@ -77,9 +77,12 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true})
 	defer wb.Close()
 
+	// What each start produced: the report reads these, never the
+	// servers' live state, which an idleTimeoutMs may have changed since.
 	type outcome struct {
-		took time.Duration
-		err  error
+		took  time.Duration
+		tools *downstream.ToolSet
+		err   error
 	}
 	// The servers to start are counted before any starts: every progress
 	// line reads the total.
@@ -99,8 +102,8 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	for _, s := range servers {
 		wg.Go(func() {
 			start := time.Now()
-			_, err := s.Connect(ctx)
-			o := &outcome{took: time.Since(start), err: err}
+			tools, err := s.Connect(ctx)
+			o := &outcome{took: time.Since(start), tools: tools, err: err}
 			mu.Lock()
 			results[s] = o
 			done := len(results)
@@ -122,7 +125,12 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 		tb := cfg.Toolbox(name)
 		// Rendered from the attempts above: opening the toolbox would
 		// start each failed server again, with a second retry cycle.
-		res := wb.Render(name)
+		res := wb.RenderStarts(name, func(s *downstream.Server) (*downstream.ToolSet, error) {
+			if o := results[s]; o != nil {
+				return o.tools, o.err
+			}
+			return nil, nil
+		})
 		text := resultText(res)
 		if res.IsError {
 			fmt.Fprintf(stdout, "%s: could not open\n", name)
@@ -130,13 +138,13 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			fmt.Fprintf(stdout, "%s — %s\n  open_toolbox returns %d bytes (≈ %d tokens)\n", name, tb.Description, len(text), tokens(len(text)))
 		}
 		for _, s := range wb.Servers(name) {
-			st := s.State()
+			o := results[s]
 			switch {
-			case st.Status == downstream.StatusDisabled:
+			case s.Config().Disabled:
 				fmt.Fprintf(stdout, "  %-20s disabled\n", s.Name)
-			case st.Status == downstream.StatusConnected:
-				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(st.Tools.Tools), round(results[s].took))
-				for _, t := range st.Tools.Tools {
+			case o != nil && o.err == nil:
+				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(o.tools.Tools), round(o.took))
+				for _, t := range o.tools.Tools {
 					if t.Unchecked != "" {
 						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", t.Name, t.Unchecked)
 					}
@@ -144,12 +152,12 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			default:
 				failed++
 				reason := "not started"
-				if o := results[s]; o != nil && o.err != nil {
+				if o != nil && o.err != nil {
 					reason = o.err.Error()
 				}
 				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
 			}
-			if st.Status != downstream.StatusConnected {
+			if o == nil || o.err != nil {
 				// Its error says why: the login needed and the command, or
 				// another reason, where a login hint would mislead.
 				continue

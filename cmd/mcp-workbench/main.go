@@ -72,6 +72,10 @@ func followLiveHeap(base uint64) (stop func()) {
 // themselves into it to run the real thing.
 func mainExit() int {
 	tuneGC()
+	// On Linux, a server's descendant whose parent exits is re-parented to
+	// the workbench, within reach of its stop, and reaped here. Best effort:
+	// without it, such a process is found by its tag alone.
+	_ = proctree.BecomeSubreaper()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// A second signal during shutdown ends the process at once; the

@@ -392,8 +392,9 @@ func (p *process) wait(t *testing.T) int {
 // TestShutdownLeavesNoProcess checks every way the workbench ends: stdin
 // closed, SIGINT, SIGTERM, and SIGKILL (where none of its own clean-up
 // runs). Each time, every process it started — an sh -c wrapper, the
-// server it execs, the wrapper's background sleep, and a sleep the server
-// spawned itself — must be gone, and so must the watchdog.
+// server it execs, the wrapper's background sleep, a sleep the server
+// spawned itself, a sleep started in a session of its own and a daemon's
+// orphaned sleep — must be gone, and so must the watchdog.
 func TestShutdownLeavesNoProcess(t *testing.T) {
 	if _, ok := fakeserver.Tagged("probe"); !ok {
 		t.Skip("process-tree checks read /proc: Linux only")
@@ -409,8 +410,10 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 					"env": map[string]string{fakeserver.EnvServer: "1", fakeserver.EnvName: name, fakeserver.TagVar: tag},
 				}
 			}
+			detached := server("c")
+			detached["env"].(map[string]string)[fakeserver.EnvDetach] = "1"
 			cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
-				"one": map[string]any{"description": "d", "mcpServers": map[string]any{"a": server("a"), "b": server("b")}},
+				"one": map[string]any{"description": "d", "mcpServers": map[string]any{"a": server("a"), "b": server("b"), "c": detached}},
 				"two": map[string]any{"description": "d", "mcpServers": map[string]any{"a": server("a")}},
 			}})
 			p := startProcess(t, cfg, wbTag)
@@ -422,12 +425,13 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 			if text, isErr := callTool(t, p.cs, "use_tool", use("one", "a", "spawn", nil)); isErr {
 				t.Fatal(text)
 			}
-			// 3 servers × (sh exec'd into the server + its sleep) + the spawned
-			// sleep. two/a has one/a's definition: the tool catalog answers
-			// its open, and it may still be starting.
-			fakeserver.Eventually(t, "7 downstream processes", func() bool {
+			// 4 servers × (sh exec'd into the server + its sleep) + the spawned
+			// sleep + c's sleep in a session of its own + c's daemon's
+			// orphaned sleep. two/a has one/a's definition: the tool catalog
+			// answers its open, and it may still be starting.
+			fakeserver.Eventually(t, "11 downstream processes", func() bool {
 				pids, _ := fakeserver.Tagged(tag)
-				return len(pids) == 7
+				return len(pids) == 11
 			})
 			if pids, _ := fakeserver.Tagged(wbTag); len(pids) != 2 {
 				t.Fatalf("expected the workbench and its watchdog, found %v", pids)

@@ -143,24 +143,16 @@ func DefaultDir() (string, error) {
 }
 
 // Open makes the folder dir if needed (0700, parents too), makes it
-// private if it is not, removes temporary files that crashed writers left
+// private if it is not — never through a symbolic link, and never a folder
+// of another user's, both of which it refuses — removes temporary files that crashed writers left
 // behind and entries unused for 30 days, and returns the catalog kept
 // there.
 func Open(dir string) (*Catalog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the catalog folder: %w", err)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("opening the catalog folder: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("the catalog folder %s is not a folder", dir)
-	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("making the catalog folder private: %w", err)
-		}
+	if err := makePrivate(dir); err != nil {
+		return nil, err
 	}
 	c := &Catalog{dir: dir, now: time.Now}
 	c.removeStale()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -56,5 +57,49 @@ func TestPermissions(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o700 {
 		t.Errorf("reopened folder: mode %v, want 0700", fi.Mode().Perm())
+	}
+}
+
+// TestOpenRefusesLinkAndForeignFolder: a catalog folder that is a symbolic
+// link is refused and the mode of the folder it points at stays as it was;
+// a folder of another user's is refused (checked where the test may give a
+// folder away, as root).
+func TestOpenRefusesLinkAndForeignFolder(t *testing.T) {
+	base := t.TempDir()
+	outside := filepath.Join(base, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "catalog")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(link)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), link) {
+		t.Errorf("Open of a link: %v", err)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the folder behind the link changed mode: %v %v", fi.Mode(), err)
+	}
+
+	if os.Geteuid() != 0 {
+		return // only root can give a folder away
+	}
+	foreign := filepath.Join(base, "foreign")
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(foreign, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(foreign)
+	if err == nil || !strings.Contains(err.Error(), "another user") {
+		t.Errorf("Open of another user's folder: %v", err)
+	}
+	if fi, err := os.Stat(foreign); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("another user's folder changed mode: %v %v", fi.Mode(), err)
 	}
 }

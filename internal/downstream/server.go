@@ -555,29 +555,32 @@ func (s *Server) dialOnce() (*conn, error) {
 		},
 	})
 
+	// A start that times out has its process tree stopped as any other:
+	// stdin closed, then SIGTERM, then SIGKILL after the grace period. A
+	// first `npx -y` is still installing then, and SIGKILL at once would
+	// leave npm's cache with stale locks and half-installed packages. The
+	// stop also ends the SDK's Connect, which waits for the server's stdout
+	// to end. A server closed while it starts (a workbench shutting down
+	// during a background start) is stopped the same way. c.proc is set by
+	// s.transport above, before either can fire.
+	stopStart := func() {
+		if c.proc != nil {
+			c.proc.Stop(s.o.stopGrace())
+		}
+	}
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(s.cfg.ConnectionTimeout, func() {
 		timedOut.Store(true)
 		c.cancel()
-		if c.proc != nil {
-			c.proc.Kill()
-		}
+		stopStart()
 	})
-	// A server closed while it starts (a workbench shutting down during a
-	// background start) has its process killed, as a timeout does: the
-	// SDK's Connect, cancelled, closes its session, which waits for the
-	// server's stdout to end.
-	stopKill := context.AfterFunc(s.ctx, func() {
-		if c.proc != nil {
-			c.proc.Kill()
-		}
-	})
+	stopOnClose := context.AfterFunc(s.ctx, stopStart)
 	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {
 		c.cs = cs
 		err = c.listTools(c.ctx)
 	}
-	stopKill()
+	stopOnClose()
 	if !timer.Stop() && err == nil {
 		err = errors.New("timed out") // fired just as the connect finished
 	}

@@ -11,3 +11,9 @@ import (
 func dieWithTest(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
+
+// newSession makes cmd start a session of its own, out of its parent's
+// process group.
+func newSession(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}

@@ -56,6 +56,17 @@ const (
 	EnvEndless     = "FAKE_ENDLESS"      // N: add tool "endless", answered with a line of N bytes that never ends
 	EnvHugeList    = "FAKE_HUGE_LIST"    // N: answer tools/list with N tools of about 250 bytes each, in one page
 	EnvStopReading = "FAKE_STOP_READING" // "1": add tool "stop_reading": once called, the server reads no more of its stdin
+	// EnvTermFile names a file the server writes "sigterm" to when it gets
+	// SIGTERM, before it exits; with FAKE_HANG_INIT it also ignores the end
+	// of stdin, as a command busy installing a package (npx) does.
+	EnvTermFile = "FAKE_TERM_FILE"
+	// EnvDetach "1": at start, start a sleep in a session of its own (as a
+	// server starting a helper with setsid or Node's detached: true does)
+	// and a daemon: a child that starts a sleep in a session of its own
+	// and exits at once, leaving the sleep an orphan.
+	EnvDetach = "FAKE_DETACH"
+	// envDaemonize makes the fake server that daemonizer instead.
+	envDaemonize = "FAKE_DAEMONIZE"
 	// EnvStartGate names a file: the server waits at start until it
 	// exists, then exits with status 1 if it holds "exit". Unlike the
 	// other variables, what it does can change between runs without
@@ -107,11 +118,38 @@ type fake struct {
 }
 
 func run() error {
+	if os.Getenv(envDaemonize) == "1" {
+		return startDetached()
+	}
+	if os.Getenv(EnvDetach) == "1" {
+		if err := startDetached(); err != nil {
+			return err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		d := exec.Command(exe)
+		d.Env = append(os.Environ(), envDaemonize+"=1")
+		d.Stderr = os.Stderr
+		if err := d.Run(); err != nil {
+			return fmt.Errorf("daemonizing: %w", err)
+		}
+	}
 	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
 	if f.name == "" {
 		f.name = "fake"
 	}
 	starts := f.record(StartsFile, "start")
+	if tf := os.Getenv(EnvTermFile); tf != "" {
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		go func() {
+			<-term
+			_ = os.WriteFile(tf, []byte("sigterm\n"), 0o644)
+			os.Exit(0)
+		}()
+	}
 	if n := envInt(EnvFlood); n > 0 {
 		for i := range n {
 			fmt.Fprintf(os.Stderr, "flood line %d of %d: the quick brown fox jumps over the lazy dog\n", i+1, n)
@@ -151,6 +189,11 @@ func run() error {
 			}()
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin) // read, never answer
+		if os.Getenv(EnvTermFile) != "" {
+			for { // until a signal
+				time.Sleep(time.Hour)
+			}
+		}
 		return nil
 	}
 
@@ -217,6 +260,13 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+// startDetached starts a long sleep in a session of its own.
+func startDetached() error {
+	cmd := exec.Command("sleep", "600")
+	newSession(cmd)
+	return cmd.Start()
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) {

@@ -1,7 +1,12 @@
 package proctree
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"os/exec"
+	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,6 +16,7 @@ import (
 type Group struct {
 	cmd *exec.Cmd
 	sys groupSys // the platform's handle on the group
+	tag string   // its treeVar value (unix)
 }
 
 // Start starts cmd as the leader of a new group. The caller waits for cmd
@@ -23,6 +29,9 @@ func Start(cmd *exec.Cmd) (*Group, error) {
 	return g, nil
 }
 
+// Wait waits for the leader to exit, as cmd.Wait does; call it instead.
+func (g *Group) Wait() error { return g.wait() }
+
 // ID identifies the group to the watchdog: the process group id on unix.
 func (g *Group) ID() int { return g.cmd.Process.Pid }
 
@@ -33,3 +42,20 @@ func (g *Group) Stop(grace time.Duration) { g.stop(grace) }
 
 // Kill ends every process of the group at once, without waiting.
 func (g *Group) Kill() { g.kill() }
+
+// treeVar tags the environment of every process a [Group] starts with the
+// group's own value, "TOKEN.N": TOKEN is this workbench's, N the group's.
+// Descendants inherit it, so a stop finds a descendant that left the
+// process group, even one whose parent has exited (Linux).
+const treeVar = "MCP_WORKBENCH_TREE"
+
+// token tells this workbench's trees from those of any other.
+var token = func() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}()
+
+var tagSeq atomic.Int64
+
+func nextTag() string { return token + "." + strconv.FormatInt(tagSeq.Add(1), 10) }

@@ -4,8 +4,10 @@ package proctree
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -21,15 +23,36 @@ type groupSys struct{}
 
 func (g *Group) start() error {
 	setGroup(g.cmd)
-	return g.cmd.Start()
+	g.tag = nextTag()
+	if g.cmd.Env == nil {
+		g.cmd.Env = os.Environ()
+	}
+	g.cmd.Env = append(withoutEnv(g.cmd.Env, treeVar), treeVar+"="+g.tag)
+	return startOwn(g.cmd.Start, func() int { return g.cmd.Process.Pid })
 }
 
-func (g *Group) stop(grace time.Duration) { stopGroup(g.ID(), grace) }
+func (g *Group) wait() error {
+	err := g.cmd.Wait()
+	forgetOwn(g.cmd.Process.Pid)
+	return err
+}
 
-func (g *Group) kill() { killGroup(g.ID()) }
+func (g *Group) stop(grace time.Duration) { stopTree(g.tree(), grace) }
+
+func (g *Group) kill() {
+	t := g.tree()
+	t.refresh()
+	t.signal(syscall.SIGKILL)
+}
+
+// tree is the group and every process that carries its tag.
+func (g *Group) tree() *tree {
+	tag := g.tag
+	return &tree{pgids: map[int]bool{g.ID(): true}, match: func(v string) bool { return v == tag }}
+}
 
 // setGroup makes cmd start in a new process group whose id is its pid, so
-// that [stopGroup] reaches every process it starts.
+// that a stop reaches every process it starts.
 func setGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -37,43 +60,80 @@ func setGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
-// groupAlive reports whether any process of the group pgid is still
-// running. Zombies do not count: where nothing reaps orphans (some container
-// inits), they would otherwise keep a dead group "alive" forever.
-func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	if err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	return hasLiveMember(pgid)
+// tree is what a stop reaches: the process groups pgids, the processes
+// whose treeVar value match accepts (nil: none), and, on Linux, every
+// process below any of them, whatever its group or session.
+type tree struct {
+	pgids map[int]bool
+	match func(string) bool
+	read  bool        // the environments have been read (once)
+	pids  map[int]int // live processes outside pgids → their group
 }
 
-// stopGroup sends SIGTERM to every process of the group pgid, waits up to
-// grace for them to exit, then sends SIGKILL to whatever is left. It returns
-// once the group is gone or, after SIGKILL, once grace has passed again.
-func stopGroup(pgid int, grace time.Duration) {
-	if pgid <= 1 || !groupAlive(pgid) {
-		return
+// groupsAlive reports whether kill(2) finds a process in any of the
+// groups. Zombies count here; on Linux refresh tells them apart.
+func (t *tree) groupsAlive() bool {
+	for pgid := range t.pgids {
+		if err := syscall.Kill(-pgid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			return true
+		}
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	if waitGone(pgid, grace) {
-		return
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGone(pgid, grace)
+	return false
 }
 
-// killGroup sends SIGKILL to every process of the group pgid at once.
-func killGroup(pgid int) {
-	if pgid > 1 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+// signal sends sig to every group of the tree and to every process of it
+// outside those groups.
+func (t *tree) signal(sig syscall.Signal) {
+	for pgid := range t.pgids {
+		if pgid > 1 {
+			_ = syscall.Kill(-pgid, sig)
+		}
+	}
+	for pid := range t.pids {
+		if pid > 1 {
+			_ = syscall.Kill(pid, sig)
+		}
 	}
 }
 
-func waitGone(pgid int, d time.Duration) bool {
+// stopTree sends SIGTERM to every process of the tree, waits up to grace
+// for them to exit, then sends SIGKILL to whatever is left (and whatever
+// they started meanwhile). It returns once the tree is gone or, after
+// SIGKILL, once grace has passed again.
+func stopTree(t *tree, grace time.Duration) int {
+	if !t.refresh() {
+		return 0
+	}
+	n := len(t.pgids) + len(t.pids)
+	t.signal(syscall.SIGTERM)
+	if t.waitGone(grace) {
+		return n
+	}
+	t.signal(syscall.SIGKILL)
+	t.waitGone(grace)
+	return n
+}
+
+// stopGroups stops the groups pgids and every process tagged with this
+// workbench's token: what the watchdog does when the workbench is gone.
+func stopGroups(pgids []int, tokenOf string, grace time.Duration) int {
+	t := &tree{pgids: map[int]bool{}}
+	for _, pgid := range pgids {
+		if pgid > 1 {
+			t.pgids[pgid] = true
+		}
+	}
+	if tokenOf != "" {
+		prefix := tokenOf + "."
+		t.match = func(v string) bool { return strings.HasPrefix(v, prefix) }
+	}
+	return stopTree(t, grace)
+}
+
+func (t *tree) waitGone(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
-		if !groupAlive(pgid) {
+		if !t.refresh() {
 			return true
 		}
 		if time.Now().After(deadline) {

@@ -27,6 +27,9 @@ import (
 // envVar marks a process started as the watchdog. [MaybeRun] looks for it.
 const envVar = "MCP_WORKBENCH_REAPER"
 
+// tokenVar gives the watchdog the workbench's token (see treeVar).
+const tokenVar = "MCP_WORKBENCH_REAPER_TOKEN"
+
 // MaybeRun runs the watchdog and exits if this process was started as one.
 // Call it first thing in main, and in TestMain of tests whose code starts
 // downstream servers (the test binary is then the re-executed program).
@@ -39,7 +42,7 @@ func MaybeRun() {
 }
 
 // run reads "+PGID" and "-PGID" lines until end of input, then stops every
-// group still listed.
+// group still listed and every process tagged with the workbench's token.
 func run(in io.Reader, errOut io.Writer) {
 	ignoreSignals()
 	groups := map[int]bool{}
@@ -60,15 +63,16 @@ func run(in io.Reader, errOut io.Writer) {
 			delete(groups, pgid)
 		}
 	}
-	if len(groups) == 0 {
-		return
-	}
-	var wg sync.WaitGroup
+	pgids := make([]int, 0, len(groups))
 	for pgid := range groups {
-		wg.Go(func() { stopGroup(pgid, time.Second) })
+		pgids = append(pgids, pgid)
 	}
-	wg.Wait()
-	fmt.Fprintf(errOut, "mcp-workbench watchdog: stopped %d downstream process group(s) left by the workbench\n", len(groups))
+	// The groups still listed, and whatever carries the workbench's
+	// token: a server's descendant that left its group, or whose parent
+	// (stopped with its group) left it to init.
+	if n := stopGroups(pgids, os.Getenv(tokenVar), time.Second); n > 0 {
+		fmt.Fprintf(errOut, "mcp-workbench watchdog: stopped %d downstream process group(s) and process(es) left by the workbench\n", n)
+	}
 }
 
 // Watchdog is the workbench's handle on the watchdog process. It starts the
@@ -126,7 +130,7 @@ func (wd *Watchdog) start() {
 		return
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(withoutEnv(os.Environ(), envVar), envVar+"=1")
+	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), envVar), tokenVar), envVar+"=1", tokenVar+"="+token)
 	cmd.Stderr = os.Stderr
 	setGroup(cmd) // terminal signals meant for the workbench must not reach it
 	pipe, err := cmd.StdinPipe()
@@ -134,7 +138,7 @@ func (wd *Watchdog) start() {
 		fail(err)
 		return
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOwn(cmd.Start, func() int { return cmd.Process.Pid }); err != nil {
 		fail(err)
 		return
 	}
@@ -157,6 +161,7 @@ func (wd *Watchdog) Close() {
 	}
 	if cmd != nil {
 		_ = cmd.Wait()
+		forgetOwn(cmd.Process.Pid)
 	}
 }
 

@@ -116,7 +116,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		close(p.stderrDone)
 	}()
 	go func() {
-		p.exitErr = cmd.Wait()
+		p.exitErr = group.Wait()
 		close(p.exited)
 	}()
 	return p, nil
@@ -236,11 +236,6 @@ func (p *Process) Stop(grace time.Duration) {
 		case <-time.After(grace):
 		}
 	})
-}
-
-// Kill ends the process tree at once, for a start-up that is abandoned.
-func (p *Process) Kill() {
-	p.group.Kill()
 }
 
 // jsonLineReader passes through only the lines of r that look like

@@ -332,3 +332,30 @@ func (w *Workbench) Render(toolbox string) *mcp.CallToolResult {
 	}
 	return w.renderOpen(tb, views)
 }
+
+// RenderStarts is [Workbench.Render] from what each server's start
+// produced (its tools, or its error) rather than its live state: check
+// reports on starts that all ended, while an idleTimeoutMs may have stopped
+// a quick server before the slowest one started. started returns nil, nil
+// for a server that was not started.
+func (w *Workbench) RenderStarts(toolbox string, started func(*downstream.Server) (*downstream.ToolSet, error)) *mcp.CallToolResult {
+	tb := w.state.Load().byName[toolbox]
+	if tb == nil {
+		return textResult(w.toolboxNotFound(toolbox), true)
+	}
+	views := make([]serverView, len(tb.servers))
+	for i, s := range tb.servers {
+		tools, err := started(s)
+		switch {
+		case s.Config().Disabled:
+			views[i] = serverView{status: downstream.StatusDisabled}
+		case tools != nil:
+			views[i] = serverView{status: downstream.StatusConnected, tools: tools}
+		case err != nil:
+			views[i] = serverView{status: downstream.StatusError, err: err}
+		default:
+			views[i] = serverView{status: downstream.StatusIdle}
+		}
+	}
+	return w.renderOpen(tb, views)
+}
