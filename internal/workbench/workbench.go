@@ -317,22 +317,6 @@ func (w *Workbench) Servers(toolbox string) []*downstream.Server {
 	return nil
 }
 
-// Render returns open_toolbox's result for a toolbox from its servers'
-// current state, starting nothing: the command line's check connects the
-// servers itself, to report each as it finishes, and must not start a
-// failed one a second time to render the result.
-func (w *Workbench) Render(toolbox string) *mcp.CallToolResult {
-	tb := w.state.Load().byName[toolbox]
-	if tb == nil {
-		return textResult(w.toolboxNotFound(toolbox), true)
-	}
-	views := make([]serverView, len(tb.servers))
-	for i, s := range tb.servers {
-		views[i] = liveView(s)
-	}
-	return w.renderOpen(tb, views)
-}
-
 // RenderStarts is [Workbench.Render] from what each server's start
 // produced (its tools, or its error) rather than its live state: check
 // reports on starts that all ended, while an idleTimeoutMs may have stopped
