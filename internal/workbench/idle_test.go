@@ -87,8 +87,10 @@ func TestDaysShape(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := e.starts(); n != 10 {
-		t.Fatalf("%d starts, want 10", n)
+	// Ten starts, or more: on a slow machine a server may go idle between
+	// its open and its call, which starts it again.
+	if n := e.starts(); n < 10 {
+		t.Fatalf("%d starts, want one per toolbox at least", n)
 	}
 	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the idle timeout: %v", left)
