@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -71,6 +72,13 @@ func loadCorpus(tb testing.TB) evalCorpus {
 		}
 		desc := strings.TrimSpace(s.Title + "\n" + s.Instructions)
 		for _, raw := range s.Tools {
+			// The files are indented for reading; a server sends its tools
+			// compact, and so does the workbench.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, raw); err != nil {
+				tb.Fatalf("%s: %v", f, err)
+			}
+			raw = compact.Bytes()
 			var t struct{ Name string }
 			if err := json.Unmarshal(raw, &t); err != nil || t.Name == "" {
 				tb.Fatalf("%s: a tool without a name: %.80s", f, raw)

@@ -31,7 +31,8 @@ type Hit struct {
 
 // The fields of a tool.
 const (
-	fieldName       = iota // the tool's name and titles
+	fieldName       = iota // the tool's name and titles, but for their verbs
+	fieldNameVerb          // the verbs of the name and titles ("get", "list")
 	fieldSummary           // the description's first sentence
 	fieldBody              // the rest of the description
 	fieldParamNames        // parameter names (and enum values)
@@ -50,6 +51,7 @@ const (
 // tools alike, which is what tells two servers' similar tools apart.
 var fieldWeights = [numFields]struct{ weight, b float64 }{
 	fieldName:       {3.0, 0.3},
+	fieldNameVerb:   {nameVerbWeight, 0.3},
 	fieldSummary:    {2.0, 0.5},
 	fieldBody:       {0.6, 0.75},
 	fieldParamNames: {0.8, 0.5},
@@ -60,10 +62,10 @@ var fieldWeights = [numFields]struct{ weight, b float64 }{
 
 const (
 	k1 = 1.2
-	// conceptWeight is a request's weight for a concept of its words, against
-	// 1 for the words themselves: a shared concept is weaker evidence than a
-	// shared word.
-	conceptWeight = 0.7
+	// serverB is the length normalisation of a server's document, and
+	// serverFieldWeight the weight of its own names and descriptions in it.
+	serverB           = 0.5
+	serverFieldWeight = 3
 	// Bounds on what of a tool's input schema is read.
 	maxProperties  = 64
 	maxSchemaDepth = 4
@@ -77,6 +79,13 @@ type Index struct {
 	terms    map[string]int32
 	idf      []float64
 	postings [][]posting
+	// The servers (toolbox and server pairs): each doc's server, and a
+	// BM25 index over each server's tools taken together.
+	server   []int32
+	nServers int
+	sterms   map[string]int32
+	sidf     []float64
+	spost    [][]posting
 }
 
 type posting struct {
@@ -140,52 +149,134 @@ func NewIndex(docs []Doc) *Index {
 		df := float64(len(p))
 		ix.idf[id] = math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
 	}
+	ix.indexServers(docs, func(d, f int) []string { return all[d][f].terms })
 	return ix
+}
+
+// indexServers builds the server-level index: a server's document is the
+// names and first sentences of all its tools and its own names and
+// descriptions, so that a request about pods finds the Kubernetes server even
+// through a tool that does not say "pod".
+func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []string) {
+	ids := map[[2]string]int32{}
+	ix.server = make([]int32, len(docs))
+	var tfs []map[string]float64
+	var lens []float64
+	for d, doc := range docs {
+		key := [2]string{doc.Toolbox, doc.Server}
+		sid, ok := ids[key]
+		if !ok {
+			sid = int32(len(tfs))
+			ids[key] = sid
+			tfs = append(tfs, map[string]float64{})
+			lens = append(lens, 0)
+			for _, f := range []int{fieldServer, fieldServerDesc} {
+				for _, t := range fieldTerms(d, f) {
+					tfs[sid][t] += serverFieldWeight
+				}
+			}
+		}
+		ix.server[d] = sid
+		for _, f := range []int{fieldName, fieldSummary} {
+			for _, t := range fieldTerms(d, f) {
+				tfs[sid][t]++
+				lens[sid]++
+			}
+		}
+	}
+	ix.nServers = len(tfs)
+	ix.sterms = map[string]int32{}
+	total := 0.0
+	for _, l := range lens {
+		total += l
+	}
+	avg := math.Max(total/math.Max(float64(len(lens)), 1), 1)
+	for sid, tf := range tfs {
+		keys := make([]string, 0, len(tf))
+		for t := range tf {
+			keys = append(keys, t)
+		}
+		sort.Strings(keys)
+		norm := 1 - serverB + serverB*lens[sid]/avg
+		for _, t := range keys {
+			id, ok := ix.sterms[t]
+			if !ok {
+				id = int32(len(ix.spost))
+				ix.sterms[t] = id
+				ix.spost = append(ix.spost, nil)
+			}
+			v := tf[t] / norm
+			ix.spost[id] = append(ix.spost[id], posting{int32(sid), float32(v / (k1 + v))})
+		}
+	}
+	ix.sidf = make([]float64, len(ix.spost))
+	for id, p := range ix.spost {
+		df := float64(len(p))
+		ix.sidf[id] = math.Log(1 + (float64(ix.nServers)-df+0.5)/(df+0.5))
+	}
 }
 
 // Search returns the tools that match query, best first, at most limit of
 // them (all of them when limit <= 0). A tool matches when it shares a word or
 // a concept with the request; equal scores are ordered as the docs were given.
 func (ix *Index) Search(query string, limit int) []Hit {
-	t, n := terms(query)
-	if len(t) == 0 || ix.n == 0 {
+	q := queryTerms(query)
+	if len(q) == 0 || ix.n == 0 {
 		return nil
 	}
-	// The request's terms in index order, each once with its larger weight,
-	// so that scores are summed in the same order at every search.
+	// The request's terms known to the index, each once with its largest
+	// weight, in index order, so that scores are summed in the same order at
+	// every search.
 	type qterm struct {
 		id int32
 		w  float64
 	}
-	q := make([]qterm, 0, len(t))
-	for i, term := range t {
-		id, ok := ix.terms[term]
-		if !ok {
-			continue
+	known := make([]qterm, 0, len(q))
+	for _, t := range q {
+		if id, ok := ix.terms[t.term]; ok {
+			known = append(known, qterm{id, t.weight})
 		}
-		w := 1.0
-		if i >= n {
-			w = conceptWeight
-		}
-		q = append(q, qterm{id, w})
 	}
-	if len(q) == 0 {
+	if len(known) == 0 {
 		return nil
 	}
-	sort.Slice(q, func(i, j int) bool {
-		if q[i].id != q[j].id {
-			return q[i].id < q[j].id
+	sort.Slice(known, func(i, j int) bool {
+		if known[i].id != known[j].id {
+			return known[i].id < known[j].id
 		}
-		return q[i].w > q[j].w
+		return known[i].w > known[j].w
 	})
 	scores := make([]float64, ix.n)
-	for i, qt := range q {
-		if i > 0 && q[i-1].id == qt.id {
+	for i, qt := range known {
+		if i > 0 && known[i-1].id == qt.id {
 			continue
 		}
 		qw := qt.w * ix.idf[qt.id]
 		for _, p := range ix.postings[qt.id] {
 			scores[p.doc] += qw * float64(p.sat)
+		}
+	}
+	if serverBoost > 0 && ix.nServers > 1 {
+		sscores := make([]float64, ix.nServers)
+		for _, t := range q {
+			id, ok := ix.sterms[t.term]
+			if !ok {
+				continue
+			}
+			for _, p := range ix.spost[id] {
+				sscores[p.doc] += t.weight * ix.sidf[id] * float64(p.sat)
+			}
+		}
+		best := 0.0
+		for _, s := range sscores {
+			best = math.Max(best, s)
+		}
+		if best > 0 {
+			for d, s := range scores {
+				if s > 0 {
+					scores[d] = s * (1 + serverBoost*sscores[ix.server[d]]/best)
+				}
+			}
 		}
 	}
 	var hits []Hit
@@ -223,7 +314,7 @@ func docFields(doc Doc) [numFields]string {
 		Title string `json:"title"`
 	}
 	json.Unmarshal(tool["annotations"], &ann)
-	f[fieldName] = name + " " + title + " " + ann.Title
+	f[fieldName], f[fieldNameVerb] = splitVerbs(name + " " + title + " " + ann.Title)
 	f[fieldSummary], f[fieldBody] = firstSentence(desc)
 	var names, descs strings.Builder
 	count := 0
@@ -231,6 +322,22 @@ func docFields(doc Doc) [numFields]string {
 	f[fieldParamNames] = names.String()
 	f[fieldParamDesc] = descs.String()
 	return f
+}
+
+// splitVerbs splits a tool's name into its verbs (the words of
+// [actionGroups]) and its other words. Most tools' names start with one of a
+// few verbs, so a request's verb finds hundreds of tools by name; the name's
+// other words are what sets a tool apart.
+func splitVerbs(name string) (others, verbs string) {
+	var o, v []string
+	for _, w := range splitWords(plainURLs(name)) {
+		if !stopWords[w] && actionStems[stem(w)] {
+			v = append(v, w)
+		} else {
+			o = append(o, w)
+		}
+	}
+	return strings.Join(o, " "), strings.Join(v, " ")
 }
 
 // schemaText writes the property names of an input schema (and of the objects

@@ -99,7 +99,17 @@ func stem(w string) string {
 			return w
 		}
 	}
+	if s, ok := stemExceptions[w]; ok {
+		return s
+	}
 	return english.Stem(w, true)
+}
+
+// stemExceptions keep apart words the stemmer would join although tools use
+// them for different things.
+var stemExceptions = map[string]string{
+	"production":  "production", // not "product" (a shop's products)
+	"productions": "production",
 }
 
 // terms turns text into the index's terms: words split as [splitWords] does,
@@ -107,7 +117,7 @@ func stem(w string) string {
 // the words or pairs of neighbouring words name ("log in", "pull request")
 // appended. The first n terms are the words; the rest are concepts.
 func terms(text string) (t []string, n int) {
-	words := splitWords(text)
+	words := splitWords(plainURLs(text))
 	out := make([]string, 0, len(words)+len(words)/2)
 	stems := make([]string, len(words))
 	for i, w := range words {
@@ -119,4 +129,125 @@ func terms(text string) (t []string, n int) {
 		out = append(out, stems[i])
 	}
 	return appendConcepts(out, stems), len(out)
+}
+
+// plainURLs replaces each web address in text by the word "url", each path
+// (words joined by "/") by "path" and each file name with a common extension
+// by "file": the words inside them (a host, folders, a file's name) say
+// nothing about which tool is wanted, and what they are says a lot.
+func plainURLs(text string) string {
+	if !strings.ContainsAny(text, "/.") {
+		return text
+	}
+	fields := strings.Fields(text)
+	for i, f := range fields {
+		f = strings.Trim(f, "\"'`()[]{}<>,;:!?")
+		switch {
+		case strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || hostName(f):
+			fields[i] = "url"
+		case strings.Count(f, "/") > 0 && len(f) > 1:
+			fields[i] = "path"
+		case fileName(f):
+			fields[i] = "file"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// hostName reports whether s looks like a web host: dotted words ending in a
+// common top-level domain ("example.com", "docs.python.org").
+func hostName(s string) bool {
+	dot := strings.LastIndexByte(s, '.')
+	if dot <= 0 || strings.ContainsAny(s, "@ ") {
+		return false
+	}
+	return topLevelDomains[strings.ToLower(s[dot+1:])]
+}
+
+var topLevelDomains = func() map[string]bool {
+	m := map[string]bool{}
+	for _, d := range strings.Fields("com org net io dev app ai co edu gov info biz me tv uk de fr nl eu us ca jp cn ru in au") {
+		m[d] = true
+	}
+	return m
+}()
+
+// fileName reports whether s ends in the extension of a common kind of file.
+func fileName(s string) bool {
+	dot := strings.LastIndexByte(s, '.')
+	if dot <= 0 || dot == len(s)-1 {
+		return false
+	}
+	return fileExtensions[strings.ToLower(s[dot+1:])]
+}
+
+var fileExtensions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range strings.Fields(`txt md markdown json yaml yml toml ini cfg conf csv tsv xml html htm css
+	js mjs cjs ts tsx jsx go py rb rs java kt c h cpp hpp cs php sh bash zsh ps1 sql
+	pdf png jpg jpeg gif svg webp ico mp3 mp4 wav zip gz tar tgz log lock mod sum env`) {
+		m[e] = true
+	}
+	return m
+}()
+
+// A query term and its weight in the request.
+type queryTerm struct {
+	term   string
+	weight float64
+}
+
+// Weights of a request's terms, against 1 for a noun of the request.
+var (
+	// actionWeight is for a verb of [actionGroups]: "get", "find", "list"
+	// are in the names of most servers' tools and tell little apart.
+	actionWeight = 1.0
+	// conceptWeight is for a concept of a word, on top of the word's own
+	// weight: a shared concept is weaker evidence than a shared word.
+	conceptWeight = 0.7
+	// serverBoost is how much a tool's score grows when its server as a
+	// whole is the best match for the request (and in proportion for others).
+	serverBoost = 1.0
+	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
+	nameVerbWeight = 1.5
+)
+
+// queryTerms are the terms of a request with their weights. They are those of
+// [terms], except that a pair of words that names a concept ("log in", "pull
+// request", "look up") stands for its concept only, at full weight: its words
+// on their own would find other things ("log" finds logs).
+func queryTerms(query string) []queryTerm {
+	words := splitWords(plainURLs(query))
+	stems := make([]string, len(words))
+	for i, w := range words {
+		if stopWords[w] {
+			stems[i] = w
+		} else {
+			stems[i] = stem(w)
+		}
+	}
+	var out []queryTerm
+	covered := make([]bool, len(words))
+	for i := 0; i+1 < len(stems); i++ {
+		if c, ok := concepts[stems[i]+" "+stems[i+1]]; ok {
+			for _, t := range c {
+				out = append(out, queryTerm{t, 1})
+			}
+			covered[i], covered[i+1] = true, true
+		}
+	}
+	for i, s := range stems {
+		if covered[i] || stopWords[words[i]] {
+			continue
+		}
+		w := 1.0
+		if actionStems[s] {
+			w = actionWeight
+		}
+		out = append(out, queryTerm{s, w})
+		for _, t := range concepts[s] {
+			out = append(out, queryTerm{t, w * conceptWeight})
+		}
+	}
+	return out
 }
