@@ -62,6 +62,11 @@ var fieldWeights = [numFields]struct{ weight, b float64 }{
 
 const (
 	k1 = 1.2
+	// A tool whose definition is longer than heavyTool bytes costs a host's
+	// context a lot each time it is offered, so it must match better than
+	// a lighter tool to be offered before it: its score is multiplied by
+	// (heavyTool/size)^heavyPenalty.
+	heavyTool = 16 << 10
 	// serverB is the length normalisation of a server's document, and
 	// serverFieldWeight the weight of its own names and descriptions in it.
 	serverB           = 0.5
@@ -83,9 +88,12 @@ type Index struct {
 	// BM25 index over each server's tools taken together.
 	server   []int32
 	nServers int
-	sterms   map[string]int32
-	sidf     []float64
-	spost    [][]posting
+	// sizeFactor scales down the score of a tool whose definition is
+	// heavy for a host's context (see heavyTool).
+	sizeFactor []float64
+	sterms     map[string]int32
+	sidf       []float64
+	spost      [][]posting
 }
 
 type posting struct {
@@ -98,7 +106,13 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs))}
+	for d, doc := range docs {
+		ix.sizeFactor[d] = 1
+		if n := len(doc.Tool); n > heavyTool {
+			ix.sizeFactor[d] = math.Pow(float64(heavyTool)/float64(n), heavyPenalty)
+		}
+	}
 	type fieldTerms struct {
 		terms []string
 		words int // the words among terms (the rest are concepts), its length
@@ -282,6 +296,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
+			s *= ix.sizeFactor[d]
 			hits = append(hits, Hit{d, s})
 		}
 	}

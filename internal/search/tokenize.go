@@ -110,6 +110,10 @@ func stem(w string) string {
 var stemExceptions = map[string]string{
 	"production":  "production", // not "product" (a shop's products)
 	"productions": "production",
+	"locate":      "locate", // not "location" (places on a map)
+	"locates":     "locate",
+	"located":     "locate",
+	"locating":    "locate",
 }
 
 // terms turns text into the index's terms: words split as [splitWords] does,
@@ -136,6 +140,7 @@ func terms(text string) (t []string, n int) {
 // by "file": the words inside them (a host, folders, a file's name) say
 // nothing about which tool is wanted, and what they are says a lot.
 func plainURLs(text string) string {
+	text = dropQuoted(text)
 	if !strings.ContainsAny(text, "/.") {
 		return text
 	}
@@ -145,6 +150,9 @@ func plainURLs(text string) string {
 		switch {
 		case strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || hostName(f):
 			fields[i] = "url"
+		case ownerName(f):
+			// "acme/app": a repository, a branch, a folder; nothing to go by.
+			fields[i] = ""
 		case strings.Count(f, "/") > 0 && len(f) > 1:
 			fields[i] = "path"
 		case fileName(f):
@@ -152,6 +160,57 @@ func plainURLs(text string) string {
 		}
 	}
 	return strings.Join(fields, " ")
+}
+
+// dropQuoted removes the text inside quotes ('Saved', "Load more", `x`,
+// “y”): in a request it is data (a label to click, a text to wait for, a
+// line to replace), not a word about the tool wanted. A quote opens at the
+// start of a word and closes at the end of one, so apostrophes ("what's",
+// "Bob's") are left alone.
+func dropQuoted(text string) string {
+	if !strings.ContainsAny(text, "'\"`“‘") {
+		return text
+	}
+	var b strings.Builder
+	rs := []rune(text)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		closer, ok := quotePairs[r]
+		if ok && (i == 0 || !unicode.IsLetter(rs[i-1]) && !unicode.IsDigit(rs[i-1])) {
+			// Find the closing quote that ends a word.
+			end := -1
+			for j := i + 1; j < len(rs); j++ {
+				if rs[j] == closer && (j+1 == len(rs) || !unicode.IsLetter(rs[j+1]) && !unicode.IsDigit(rs[j+1])) {
+					end = j
+					break
+				}
+			}
+			if end > i+1 {
+				b.WriteRune(' ')
+				i = end
+				continue
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+var quotePairs = map[rune]rune{'\'': '\'', '"': '"', '`': '`', '“': '”', '‘': '’'}
+
+// ownerName reports whether s is two names joined by one slash, as a
+// repository ("acme/app") or a branch ("feature/login") is written.
+func ownerName(s string) bool {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok || a == "" || b == "" || strings.Contains(b, "/") {
+		return false
+	}
+	for _, r := range s {
+		if r != '/' && r != '-' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // hostName reports whether s looks like a web host: dotted words ending in a
@@ -204,10 +263,11 @@ var (
 	actionWeight = 1.0
 	// conceptWeight is for a concept of a word, on top of the word's own
 	// weight: a shared concept is weaker evidence than a shared word.
-	conceptWeight = 0.7
+	conceptWeight = 1.0
 	// serverBoost is how much a tool's score grows when its server as a
 	// whole is the best match for the request (and in proportion for others).
-	serverBoost = 1.0
+	serverBoost  = 1.0
+	heavyPenalty = 0.5
 	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
 	nameVerbWeight = 1.5
 )
