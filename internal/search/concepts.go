@@ -34,7 +34,7 @@ var actionGroups = []string{
 	"send: send sent post publish notify dispatch deliver share tell announce",
 	"navigate: navigate go goto visit open browse load go+to",
 	"back: back previous go+back return+to",
-	"click: click press tap",
+	"click: click press tap hit",
 	"type: type fill enter input keyboard keystroke typing",
 	"wait: wait sleep pause delay until",
 	"download: download scrape scraping fetch",
@@ -78,7 +78,7 @@ var thingGroups = []string{
 	"multiple: multiple many several batch bulk together simultaneously at+once",
 	"allowed: allowed permitted permission permissions authorized",
 	"count: count number how+many statistics",
-	"issue: issue ticket bug defect",
+	"issue: issue ticket bug defect work+item workitem story",
 	"pullrequest: pr prs mr pull+request merge+request",
 	"repository: repository repo codebase",
 	"commit: commit changeset revision sha push",
@@ -144,6 +144,24 @@ var thingGroups = []string{
 	"note: note notes notebook wiki",
 	"kubernetes: kubernetes k8s kubectl pod pods cluster namespace deployment helm container node nodes",
 	"performance: performance slow speed profile trace lighthouse",
+	"sprint: sprint iteration milestone backlog",
+	"dialog: dialog popup modal confirm prompt",
+	"emulate: emulate simulate mimic dark+mode light+mode mobile device",
+	"storage: storage bucket buckets blob",
+	"reaction: reaction emoji react thumbs",
+	"star: star starred favorite bookmark",
+	"recording: screencast recording video",
+	"markdown: markdown md",
+	"extract: extract extraction parse structured",
+	"chart: chart helm",
+	"port: port ports localhost",
+	"manifest: manifest yaml spec",
+	"project: project projects workspace",
+	"snippet: gist snippet paste",
+	"template: template templates boilerplate scaffold",
+	"key: key keys keystroke enter escape esc shortcut hotkey keyboard",
+	"identity: identity id ids identifier",
+	"cost: cost costs price pricing spend spending",
 }
 
 // actionStems are the stems of the single words of [actionGroups].
@@ -195,17 +213,41 @@ func containsString(list []string, s string) bool {
 // appendConcepts appends to out the concepts named by each stem and by each
 // pair of neighbouring stems. Stems holds every word, stop words included, so
 // that phrases such as "log in" and "look up" are seen; a stop word alone
-// names no concept.
+// names no concept. Pairs are also looked for with the stop words between
+// them left out ("file a bug" is "file bug").
 func appendConcepts(out, stems []string) []string {
-	for i, s := range stems {
+	for _, s := range stems {
 		if !stopWords[s] {
 			out = append(out, concepts[s]...)
 		}
-		if i+1 < len(stems) {
-			if c, ok := concepts[s+" "+stems[i+1]]; ok {
-				out = append(out, c...)
+	}
+	for _, p := range conceptPairs(stems) {
+		out = append(out, concepts[stems[p[0]]+" "+stems[p[1]]]...)
+	}
+	return out
+}
+
+// conceptPairs returns the index pairs of stems that name a concept: two
+// neighbours, or two words with only stop words between them.
+func conceptPairs(stems []string) [][2]int {
+	var pairs [][2]int
+	for i := 0; i+1 < len(stems); i++ {
+		if _, ok := concepts[stems[i]+" "+stems[i+1]]; ok {
+			pairs = append(pairs, [2]int{i, i + 1})
+			continue
+		}
+		if stopWords[stems[i]] {
+			continue
+		}
+		j := i + 1
+		for j < len(stems) && stopWords[stems[j]] {
+			j++
+		}
+		if j > i+1 && j < len(stems) {
+			if _, ok := concepts[stems[i]+" "+stems[j]]; ok {
+				pairs = append(pairs, [2]int{i, j})
 			}
 		}
 	}
-	return out
+	return pairs
 }

@@ -15,17 +15,18 @@ func TestSplitWords(t *testing.T) {
 	}{
 		{"read_file", []string{"read", "file"}},
 		{"browser-navigate", []string{"browser", "navigate"}},
-		{"getTinyImage", []string{"get", "tiny", "image"}},
-		{"GetTinyImage", []string{"get", "tiny", "image"}},
-		{"HTTPServer", []string{"http", "server"}},
-		{"parseJSONBody", []string{"parse", "json", "body"}},
+		{"getTinyImage", []string{"get", "tiny", "image", "gettinyimage"}},
+		{"GetTinyImage", []string{"get", "tiny", "image", "gettinyimage"}},
+		{"GitHub", []string{"git", "hub", "github"}},
+		{"HTTPServer", []string{"http", "server", "httpserver"}},
+		{"parseJSONBody", []string{"parse", "json", "body", "parsejsonbody"}},
 		{"fs.read.file", []string{"fs", "read", "file"}},
-		{"base64Encode", []string{"base", "64", "encode"}},
-		{"v2", []string{"v", "2"}},
-		{"list_files_v2", []string{"list", "files", "v", "2"}},
+		{"base64Encode", []string{"base", "64", "encode", "base64encode"}},
+		{"v2", []string{"v", "2", "v2"}},
+		{"list_files_v2", []string{"list", "files", "v", "2", "v2"}},
 		{"mcp__github__create_issue", []string{"mcp", "github", "create", "issue"}},
 		{"  ", nil},
-		{"ÉcrireFichier", []string{"écrire", "fichier"}},
+		{"ÉcrireFichier", []string{"écrire", "fichier", "écrirefichier"}},
 		{"获取文件", []string{"获取文件"}},
 		{"naïve café", []string{"naïve", "café"}},
 		{"ALLCAPS", []string{"allcaps"}},
@@ -57,7 +58,13 @@ func TestTerms(t *testing.T) {
 	if !containsString(got[n:], "~pullrequest") {
 		t.Errorf("concepts lack ~pullrequest: %q", got[n:])
 	}
-	got, n = terms("pull the request")
+	// Stop words between the words of a phrase are left out...
+	got, n = terms("file a bug")
+	if !containsString(got[n:], "~create") {
+		t.Errorf("concepts of %q lack ~create: %q", "file a bug", got[n:])
+	}
+	// ...but other words are not.
+	got, n = terms("pull latest request")
 	if containsString(got[n:], "~pullrequest") {
 		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
 	}

@@ -12,17 +12,29 @@ import (
 // letter or a digit (so snake_case, kebab-case, dotted.names and paths come
 // apart), at a lower-to-upper case change (camelCase), before the last capital
 // of a run of capitals followed by a lower-case letter (HTTPServer → http,
-// server) and between letters and digits (base64 → base, 64). Letters of any
-// script count as letters; marks (accents written as combining characters)
-// stay inside their word.
+// server) and between letters and digits (base64 → base, 64). A run cut at
+// case changes or digits is also kept whole after its parts (GitHub → git,
+// hub, github), so that a request that writes it as one word finds it.
+// Letters of any script count as letters; marks (accents written as
+// combining characters) stay inside their word.
 func splitWords(text string) []string {
 	var words []string
+	start := 0 // the first word of the current run of letters and digits
+	var run strings.Builder
 	var b strings.Builder
 	flush := func() {
 		if b.Len() > 0 {
 			words = append(words, b.String())
 			b.Reset()
 		}
+	}
+	endRun := func() {
+		flush()
+		if len(words)-start > 1 {
+			words = append(words, run.String())
+		}
+		run.Reset()
+		start = len(words)
 	}
 	const (
 		other = iota
@@ -45,7 +57,7 @@ func splitWords(text string) []string {
 	for _, r := range text {
 		c := class(r)
 		if c == other {
-			flush()
+			endRun()
 			prev = other
 			continue
 		}
@@ -64,10 +76,12 @@ func splitWords(text string) []string {
 				b.WriteRune(last)
 			}
 		}
-		b.WriteRune(unicode.ToLower(r))
+		lr := unicode.ToLower(r)
+		b.WriteRune(lr)
+		run.WriteRune(lr)
 		prev = c
 	}
-	flush()
+	endRun()
 	return words
 }
 
@@ -288,13 +302,11 @@ func queryTerms(query string) []queryTerm {
 	}
 	var out []queryTerm
 	covered := make([]bool, len(words))
-	for i := 0; i+1 < len(stems); i++ {
-		if c, ok := concepts[stems[i]+" "+stems[i+1]]; ok {
-			for _, t := range c {
-				out = append(out, queryTerm{t, 1})
-			}
-			covered[i], covered[i+1] = true, true
+	for _, p := range conceptPairs(stems) {
+		for _, t := range concepts[stems[p[0]]+" "+stems[p[1]]] {
+			out = append(out, queryTerm{t, 1})
 		}
+		covered[p[0]], covered[p[1]] = true, true
 	}
 	for i, s := range stems {
 		if covered[i] || stopWords[words[i]] {
