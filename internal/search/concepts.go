@@ -20,22 +20,22 @@ var conceptGroups = append(append([]string{}, actionGroups...), thingGroups...)
 // "get" and "list"), so they weigh less in a request (see [actionWeight]).
 var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall",
-	"create: create make new add insert generate init initialize register open+new file+issue file+bug raise+issue spin+up set+up",
+	"create: create make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir",
 	"update: update edit modify change alter patch amend revise tweak adjust set refactor fix rewrite correct replace upsert bump",
-	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print",
+	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek",
 	"list: list enumerate ls browse show index overview which what+are",
 	"search: search find found lookup look+up query grep locate seek hunt discover filter match where google",
-	"write: write save store put persist dump record overwrite",
+	"write: write save store put persist dump record overwrite jot+down",
 	"move: move mv relocate rename transfer",
 	"copy: copy cp duplicate clone fork",
-	"run: run ran execute exec invoke launch trigger perform call start kick+off rerun",
+	"run: run ran execute exec invoke launch trigger perform call start kick+off rerun shell terminal",
 	"stop: stop kill terminate halt cancel abort end",
 	"close: close shut quit exit dismiss",
 	"send: send sent post publish notify dispatch deliver share tell announce",
 	"navigate: navigate go goto visit open browse load go+to",
 	"back: back previous go+back return+to",
 	"click: click press tap hit",
-	"type: type fill enter input keyboard keystroke typing",
+	"type: type fill enter input keyboard keystroke typing key+in",
 	"wait: wait sleep pause delay until",
 	"download: download scrape scraping fetch",
 	"crawl: crawl crawler crawling spider every+page whole+site",
@@ -44,8 +44,8 @@ var actionGroups = []string{
 	"compare: compare diff difference changes changed delta",
 	"convert: convert translate transform turn+into",
 	"summarize: summarize summary digest tldr overview",
-	"think: think thinking reason reasoning reflect brainstorm thought step+by break+down",
-	"remember: remember memorize recall forget",
+	"think: think thinking reason reasoning reflect brainstorm thought step+by break+down ponder deliberate carefully chain+thought",
+	"remember: remember memorize recall forget jot+down keep+mind on+record",
 	"sum: sum plus total addition add calculate compute arithmetic",
 	"echo: echo repeat parrot",
 	"scroll: scroll",
@@ -60,9 +60,9 @@ var actionGroups = []string{
 	"install: install setup",
 	"deploy: deploy deployment ship release rollout publish",
 	"scale: scale replicas replica autoscale",
-	"undo: undo revert rollback roll+back restore",
+	"undo: undo revert rollback roll+back restore resume unpause reactivate bring+back",
 	"monitor: monitor monitoring watch track tracking alert",
-	"refund: refund reimburse money+back chargeback",
+	"refund: refund reimburse money+back charge+back chargeback",
 	"analyze: analyze analyse analysis investigate diagnose debug root+cause",
 	"forward: forward expose reachable tunnel",
 }
@@ -72,21 +72,21 @@ var thingGroups = []string{
 	"file: file files path filesystem fs disk",
 	"directory: directory folder dir filesystem",
 	"tree: tree hierarchy recursive nested structure layout laid+out",
-	"metadata: metadata info information details stat stats properties attributes permissions modified",
+	"metadata: metadata info information details stat stats properties attributes permissions modified created timestamp mtime",
 	"size: size sizes big bigger biggest large larger largest small smaller smallest bytes",
-	"content: content contents text body",
+	"content: content contents text body inside paragraph paragraphs",
 	"multiple: multiple many several batch bulk together simultaneously at+once",
 	"allowed: allowed permitted permission permissions authorized",
 	"count: count number how+many statistics",
 	"issue: issue ticket bug defect work+item workitem story",
 	"pullrequest: pr prs mr pull+request merge+request",
 	"repository: repository repo codebase",
-	"commit: commit changeset revision sha push",
+	"commit: commit commits changeset revision sha push history",
 	"branch: branch",
 	"comment: comment reply remark annotation feedback",
 	"message: message msg chat dm said say discussion",
 	"channel: channel room conversation thread",
-	"user: user member person people account profile teammate colleague username",
+	"user: user member person people account profile teammate colleague username collaborator collaborators contributor contributors maintainer maintainers",
 	"self: me myself self whoami who+am my+account",
 	"team: team group org organization",
 	"webpage: webpage web+page website site url link address href page endpoint",
@@ -106,24 +106,24 @@ var thingGroups = []string{
 	"schema: schema columns column describe ddl migration",
 	"email: email mail inbox gmail",
 	"calendar: calendar event meeting appointment schedule",
-	"location: location place address map maps geocode coordinates latitude longitude nearby near shops restaurants business businesses",
+	"location: location place places address map maps geocode coordinates latitude longitude nearby near around+me shops restaurants restaurant cafe eat food hotel business businesses poi",
 	"directions: directions route distance travel commute",
 	"weather: weather forecast temperature",
-	"error: error errors exception crash crashes failure failing failed broken stacktrace stack+trace traceback bug",
-	"log: log logs history audit output",
+	"error: error errors exception exceptions crash crashes failure failing failed broken stacktrace stack+trace traceback bug error+tracker crash+reporting",
+	"log: log logs history audit output tail",
 	"entity: entity entities node",
 	"relation: relation relationship connection edge link connect associate relate",
 	"observation: observation fact facts note",
 	"graph: graph knowledge",
-	"memory: memory knowledge remember recall stored",
+	"memory: memory knowledge remember recall stored memorize",
 	"env: env environment variable variables envvar",
 	"config: config configuration setting settings preference preferences context",
 	"secret: secret secrets token password credential credentials api+key leak leaked",
-	"payment: payment charge invoice bill billing refund subscription checkout paid pay",
+	"payment: payment payments charge charges invoice bill billing refund subscription checkout paid pay transaction transactions purchase purchases",
 	"money: money balance funds revenue payout cash",
-	"discount: discount coupon promo promotion voucher",
+	"discount: discount coupon promo promotion voucher promo+code",
 	"plan: subscription plan membership recurring monthly",
-	"customer: customer client buyer",
+	"customer: customer customers client clients buyer payer payers subscriber subscribers",
 	"product: product price pricing catalog",
 	"web: web internet online google bing",
 	"documentation: documentation docs manual reference guide tutorial how+to how+do",
@@ -134,18 +134,18 @@ var thingGroups = []string{
 	"test: test tests",
 	"cache: cache redis",
 	"workflow: workflow pipeline ci job action actions build",
-	"notification: notification notifications alert inbox unread",
+	"notification: notification notifications alert inbox unread mention mentions",
 	"label: label tag category",
 	"status: status state health progress pass passed passing",
-	"llm: llm model completion sampling ai",
-	"video: video videos youtube clip movie",
+	"llm: llm model completion sampling ai copilot agent bot assistant seer",
+	"video: video videos youtube clip clips movie",
 	"news: news headline headlines article articles",
 	"paper: paper papers academic research arxiv",
 	"note: note notes notebook wiki",
-	"kubernetes: kubernetes k8s kubectl pod pods cluster namespace deployment helm container node nodes",
+	"kubernetes: kubernetes k8s kubectl kubeconfig pod pods cluster namespace deployment helm container containers node nodes",
 	"performance: performance slow speed profile trace lighthouse",
 	"sprint: sprint iteration milestone backlog",
-	"dialog: dialog popup modal confirm prompt",
+	"dialog: dialog popup modal confirm prompt banner",
 	"emulate: emulate simulate mimic dark+mode light+mode mobile device",
 	"storage: storage bucket buckets blob",
 	"reaction: reaction emoji react thumbs",
@@ -156,12 +156,29 @@ var thingGroups = []string{
 	"chart: chart helm",
 	"port: port ports localhost",
 	"manifest: manifest yaml spec",
-	"project: project projects workspace",
+	"project: project projects workspace instance",
 	"snippet: gist snippet paste",
 	"template: template templates boilerplate scaffold",
 	"key: key keys keystroke enter escape esc shortcut hotkey keyboard",
 	"identity: identity id ids identifier",
 	"cost: cost costs price pricing spend spending",
+	"dispute: dispute disputes chargeback contested",
+	"audio: audio sound music mp3 wav voice",
+	"media: media image audio video binary base64",
+	"compress: compress gzip zip archive deflate shrink",
+	"sample: sample example demo",
+	"accessibility: accessibility a11y aria",
+	"board: board boards kanban",
+	"discussion: discussion discussions forum q+a",
+	"artifact: artifact artifacts binaries binary build+output compiled",
+	"capacity: capacity availability bandwidth",
+	"function: function functions serverless lambda edge+function",
+	"extension: extension extensions plugin plugins addon",
+	"types: types typings typescript codegen",
+	"sitemap: sitemap site+map",
+	"usage: usage quota credits credit remaining",
+	"resource: resource resources kind kinds crd crds",
+	"maintenance: cordon drain maintenance",
 }
 
 // actionStems are the stems of the single words of [actionGroups].
@@ -188,7 +205,7 @@ var concepts = func() map[string][]string {
 		for _, w := range strings.Fields(words) {
 			parts := strings.Split(w, "+")
 			for i, p := range parts {
-				if !stopWords[p] {
+				if !stopWords[p] && !strings.HasPrefix(p, "~") {
 					parts[i] = stem(p)
 				}
 			}
@@ -211,10 +228,9 @@ func containsString(list []string, s string) bool {
 }
 
 // appendConcepts appends to out the concepts named by each stem and by each
-// pair of neighbouring stems. Stems holds every word, stop words included, so
-// that phrases such as "log in" and "look up" are seen; a stop word alone
-// names no concept. Pairs are also looked for with the stop words between
-// them left out ("file a bug" is "file bug").
+// pair of stems (see [conceptPairs]). Stems holds every word, stop words
+// included, so that phrases such as "log in" and "look up" are seen; a stop
+// word alone names no concept.
 func appendConcepts(out, stems []string) []string {
 	for _, s := range stems {
 		if !stopWords[s] {
@@ -222,21 +238,51 @@ func appendConcepts(out, stems []string) []string {
 		}
 	}
 	for _, p := range conceptPairs(stems) {
-		out = append(out, concepts[stems[p[0]]+" "+stems[p[1]]]...)
+		out = append(out, p.concepts...)
 	}
 	return out
 }
 
-// conceptPairs returns the index pairs of stems that name a concept: two
-// neighbours, or two words with only stop words between them.
-func conceptPairs(stems []string) [][2]int {
-	var pairs [][2]int
-	for i := 0; i+1 < len(stems); i++ {
-		if _, ok := concepts[stems[i]+" "+stems[i+1]]; ok {
-			pairs = append(pairs, [2]int{i, i + 1})
-			continue
+// A pair of words that names concepts.
+type pair struct {
+	first, second int // indexes in the stems
+	concepts      []string
+	// whole is true when the pair names its concepts as two words
+	// ("pull request"), false when its second word keeps its own meaning
+	// too ("open" + a word for an issue names creating one).
+	whole bool
+}
+
+// conceptPairs returns the pairs of stems that name a concept: two
+// neighbours, or two words with only stop words between them ("file a bug"),
+// where the table's phrase names the second word itself ("pull+request") or
+// one of its concepts ("open+~issue" is also "open a ticket").
+func conceptPairs(stems []string) []pair {
+	var pairs []pair
+	match := func(i, j int) bool {
+		var found []string
+		add := func(key string) {
+			for _, c := range concepts[key] {
+				if !containsString(found, c) {
+					found = append(found, c)
+				}
+			}
 		}
-		if stopWords[stems[i]] {
+		add(stems[i] + " " + stems[j])
+		whole := len(found) > 0
+		if !stopWords[stems[j]] {
+			for _, c := range concepts[stems[j]] {
+				add(stems[i] + " " + c)
+			}
+		}
+		if len(found) == 0 {
+			return false
+		}
+		pairs = append(pairs, pair{i, j, found, whole})
+		return true
+	}
+	for i := 0; i+1 < len(stems); i++ {
+		if match(i, i+1) || stopWords[stems[i]] {
 			continue
 		}
 		j := i + 1
@@ -244,9 +290,7 @@ func conceptPairs(stems []string) [][2]int {
 			j++
 		}
 		if j > i+1 && j < len(stems) {
-			if _, ok := concepts[stems[i]+" "+stems[j]]; ok {
-				pairs = append(pairs, [2]int{i, j})
-			}
+			match(i, j)
 		}
 	}
 	return pairs

@@ -69,7 +69,6 @@ const (
 	heavyTool = 16 << 10
 	// serverB is the length normalisation of a server's document, and
 	// serverFieldWeight the weight of its own names and descriptions in it.
-	serverB           = 0.5
 	serverFieldWeight = 3
 	// Bounds on what of a tool's input schema is read.
 	maxProperties  = 64
@@ -167,8 +166,14 @@ func NewIndex(docs []Doc) *Index {
 	return ix
 }
 
+// serverB is the length normalisation of a server's document.
+var serverB = 0.5
+
+// serverDocFields are the fields of its tools that make a server's document.
+var serverDocFields = []int{fieldName}
+
 // indexServers builds the server-level index: a server's document is the
-// names and first sentences of all its tools and its own names and
+// names of all its tools (but for their verbs) and its own names and
 // descriptions, so that a request about pods finds the Kubernetes server even
 // through a tool that does not say "pod".
 func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []string) {
@@ -191,7 +196,7 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 			}
 		}
 		ix.server[d] = sid
-		for _, f := range []int{fieldName, fieldSummary} {
+		for _, f := range serverDocFields {
 			for _, t := range fieldTerms(d, f) {
 				tfs[sid][t]++
 				lens[sid]++

@@ -303,10 +303,13 @@ func queryTerms(query string) []queryTerm {
 	var out []queryTerm
 	covered := make([]bool, len(words))
 	for _, p := range conceptPairs(stems) {
-		for _, t := range concepts[stems[p[0]]+" "+stems[p[1]]] {
+		for _, t := range p.concepts {
 			out = append(out, queryTerm{t, 1})
 		}
-		covered[p[0]], covered[p[1]] = true, true
+		covered[p.first] = true
+		if p.whole {
+			covered[p.second] = true
+		}
 	}
 	for i, s := range stems {
 		if covered[i] || stopWords[words[i]] {
