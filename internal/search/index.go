@@ -83,16 +83,19 @@ type Index struct {
 	terms    map[string]int32
 	idf      []float64
 	postings [][]posting
+	// sizeFactor scales down the score of a tool whose definition is
+	// heavy for a host's context (see heavyTool).
+	sizeFactor []float64
 	// The servers (toolbox and server pairs): each doc's server, and a
 	// BM25 index over each server's tools taken together.
 	server   []int32
 	nServers int
-	// sizeFactor scales down the score of a tool whose definition is
-	// heavy for a host's context (see heavyTool).
-	sizeFactor []float64
-	sterms     map[string]int32
-	sidf       []float64
-	spost      [][]posting
+	sterms   map[string]int32
+	sidf     []float64
+	spost    [][]posting
+	// named maps a word of a toolbox's or server's name to the servers
+	// that have it, for a request that names where it wants to look.
+	named map[string][]int32
 }
 
 type posting struct {
@@ -179,6 +182,7 @@ var serverDocFields = []int{fieldName}
 func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []string) {
 	ids := map[[2]string]int32{}
 	ix.server = make([]int32, len(docs))
+	ix.named = map[string][]int32{}
 	var tfs []map[string]float64
 	var lens []float64
 	for d, doc := range docs {
@@ -196,6 +200,17 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 			}
 		}
 		ix.server[d] = sid
+		if !ok {
+			for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
+				if stopWords[w] || actionStems[stem(w)] || len(w) < 3 {
+					continue
+				}
+				t := stem(w)
+				if !containsInt32(ix.named[t], sid) {
+					ix.named[t] = append(ix.named[t], sid)
+				}
+			}
+		}
 		for _, f := range serverDocFields {
 			for _, t := range fieldTerms(d, f) {
 				tfs[sid][t]++
@@ -294,6 +309,26 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			for d, s := range scores {
 				if s > 0 {
 					scores[d] = s * (1 + serverBoost*sscores[ix.server[d]]/best)
+				}
+			}
+		}
+	}
+	if mentionBoost > 0 {
+		var named []int32
+		for _, t := range q {
+			if !strings.HasPrefix(t.term, "~") {
+				for _, sid := range ix.named[t.term] {
+					if !containsInt32(named, sid) {
+						named = append(named, sid)
+					}
+				}
+			}
+		}
+		// A word that names every server tells none apart.
+		if len(named) > 0 && len(named) < ix.nServers {
+			for d, s := range scores {
+				if s > 0 && containsInt32(named, ix.server[d]) {
+					scores[d] = s * (1 + mentionBoost)
 				}
 			}
 		}
@@ -437,6 +472,15 @@ func abbreviation(text string) bool {
 	switch strings.ToLower(text[i+1:]) {
 	case "e.g", "i.e", "etc", "vs", "eg", "ie":
 		return true
+	}
+	return false
+}
+
+func containsInt32(list []int32, v int32) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
 	}
 	return false
 }

@@ -97,6 +97,7 @@ var stopWords = func() map[string]bool {
 	if then than so such too very just also only not no yes
 	please need needs want wants wanted like let lets let's help tool tools use using used
 	some any each every all both either neither few more most other own same
+	everything anything something nothing everyone anyone someone
 	about above after again against below between during before over under until while
 	up down out off once further via per etc e.g i.e
 	s t d ll m re ve`) {
@@ -282,6 +283,11 @@ var (
 	// whole is the best match for the request (and in proportion for others).
 	serverBoost  = 1.0
 	heavyPenalty = 0.5
+	// laterStepWeight is for the words of a request's later steps.
+	laterStepWeight = 0.6
+	// mentionBoost is how much a tool's score grows when the request names
+	// its toolbox or server ("on GitHub", "in Notion").
+	mentionBoost = 1.0
 	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
 	nameVerbWeight = 1.5
 )
@@ -291,6 +297,46 @@ var (
 // request", "look up") stands for its concept only, at full weight: its words
 // on their own would find other things ("log" finds logs).
 func queryTerms(query string) []queryTerm {
+	var out []queryTerm
+	for i, clause := range clauses(query) {
+		w := 1.0
+		if i > 0 {
+			w = laterStepWeight
+		}
+		for _, t := range clauseTerms(clause) {
+			out = append(out, queryTerm{t.term, t.weight * w})
+		}
+	}
+	return out
+}
+
+// clauses cuts a request into its steps, at the words that chain steps
+// ("and then", "then", "so", "before", ";"): the first step is what the
+// request needs first, the later ones what it is for.
+func clauses(query string) []string {
+	fields := strings.Fields(query)
+	var out []string
+	start := 0
+	for i, f := range fields {
+		lf := strings.ToLower(strings.Trim(f, ",.!?"))
+		cut := -1 // the field at which the next clause starts
+		switch {
+		case strings.HasSuffix(f, ";"):
+			cut = i + 1
+		case lf == "then" || lf == "so" || lf == "before" || lf == "afterwards":
+			cut = i
+		case lf == "and" && i+1 < len(fields) && strings.ToLower(fields[i+1]) == "then":
+			cut = i
+		}
+		if cut > start && cut < len(fields) {
+			out = append(out, strings.Join(fields[start:cut], " "))
+			start = cut
+		}
+	}
+	return append(out, strings.Join(fields[start:], " "))
+}
+
+func clauseTerms(query string) []queryTerm {
 	words := splitWords(plainURLs(query))
 	stems := make([]string, len(words))
 	for i, w := range words {
