@@ -10,6 +10,7 @@ package search
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -60,15 +61,16 @@ var fieldWeights = [numFields]struct{ weight, b float64 }{
 	fieldServerDesc: {0.5, 0.5},
 }
 
+// A tool whose definition is longer than heavyTool bytes costs a host's
+// context a lot each time it is offered, so it must match better than a
+// lighter tool to be offered before it: its score is multiplied by
+// (heavyTool/size)^heavyPenalty.
+var heavyTool = 4 << 10
+
 const (
 	k1 = 1.2
-	// A tool whose definition is longer than heavyTool bytes costs a host's
-	// context a lot each time it is offered, so it must match better than
-	// a lighter tool to be offered before it: its score is multiplied by
-	// (heavyTool/size)^heavyPenalty.
-	heavyTool = 16 << 10
-	// serverB is the length normalisation of a server's document, and
-	// serverFieldWeight the weight of its own names and descriptions in it.
+	// serverFieldWeight is the weight of a server's own names and
+	// descriptions in its document.
 	serverFieldWeight = 3
 	// Bounds on what of a tool's input schema is read.
 	maxProperties  = 64
@@ -262,13 +264,14 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	// weight, in index order, so that scores are summed in the same order at
 	// every search.
 	type qterm struct {
-		id int32
-		w  float64
+		id   int32
+		w    float64
+		mask uint64 // the slots of the request the term stands for
 	}
 	known := make([]qterm, 0, len(q))
 	for _, t := range q {
 		if id, ok := ix.terms[t.term]; ok {
-			known = append(known, qterm{id, t.weight})
+			known = append(known, qterm{id, t.weight, 1 << (t.slot % 64)})
 		}
 	}
 	if len(known) == 0 {
@@ -280,14 +283,35 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		}
 		return known[i].w > known[j].w
 	})
-	scores := make([]float64, ix.n)
-	for i, qt := range known {
-		if i > 0 && known[i-1].id == qt.id {
+	// One entry per term: the largest weight, every slot.
+	uniq := known[:1]
+	for _, qt := range known[1:] {
+		last := &uniq[len(uniq)-1]
+		if qt.id == last.id {
+			last.mask |= qt.mask
 			continue
 		}
+		uniq = append(uniq, qt)
+	}
+	var allSlots uint64
+	for _, qt := range uniq {
+		allSlots |= qt.mask
+	}
+	scores := make([]float64, ix.n)
+	filled := make([]uint64, ix.n)
+	for _, qt := range uniq {
 		qw := qt.w * ix.idf[qt.id]
 		for _, p := range ix.postings[qt.id] {
 			scores[p.doc] += qw * float64(p.sat)
+			filled[p.doc] |= qt.mask
+		}
+	}
+	if coordPower > 0 {
+		total := float64(bits.OnesCount64(allSlots))
+		for d, s := range scores {
+			if s > 0 {
+				scores[d] = s * math.Pow(float64(bits.OnesCount64(filled[d]))/total, coordPower)
+			}
 		}
 	}
 	if serverBoost > 0 && ix.nServers > 1 {

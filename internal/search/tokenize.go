@@ -265,10 +265,13 @@ var fileExtensions = func() map[string]bool {
 	return m
 }()
 
-// A query term and its weight in the request.
+// A query term and its weight in the request. Slot is the word of the
+// request it stands for (the first one of a phrase); a request's words are
+// its slots, which a tool fills by matching any term of the word.
 type queryTerm struct {
 	term   string
 	weight float64
+	slot   int
 }
 
 // Weights of a request's terms, against 1 for a noun of the request.
@@ -288,6 +291,10 @@ var (
 	// mentionBoost is how much a tool's score grows when the request names
 	// its toolbox or server ("on GitHub", "in Notion").
 	mentionBoost = 1.0
+	// coordPower sets how much a tool loses for the words of the request
+	// it does not match: its score is multiplied by the share of the
+	// request's words (those the index knows) that it matches, to this power.
+	coordPower = 0.5
 	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
 	nameVerbWeight = 1.5
 )
@@ -298,14 +305,17 @@ var (
 // on their own would find other things ("log" finds logs).
 func queryTerms(query string) []queryTerm {
 	var out []queryTerm
+	slots := 0
 	for i, clause := range clauses(query) {
 		w := 1.0
 		if i > 0 {
 			w = laterStepWeight
 		}
-		for _, t := range clauseTerms(clause) {
-			out = append(out, queryTerm{t.term, t.weight * w})
+		ts, n := clauseTerms(clause)
+		for _, t := range ts {
+			out = append(out, queryTerm{t.term, t.weight * w, slots + t.slot})
 		}
+		slots += n
 	}
 	return out
 }
@@ -336,7 +346,8 @@ func clauses(query string) []string {
 	return append(out, strings.Join(fields[start:], " "))
 }
 
-func clauseTerms(query string) []queryTerm {
+// clauseTerms returns the terms of one clause and its number of words.
+func clauseTerms(query string) ([]queryTerm, int) {
 	words := splitWords(plainURLs(query))
 	stems := make([]string, len(words))
 	for i, w := range words {
@@ -350,7 +361,7 @@ func clauseTerms(query string) []queryTerm {
 	covered := make([]bool, len(words))
 	for _, p := range conceptPairs(stems) {
 		for _, t := range p.concepts {
-			out = append(out, queryTerm{t, 1})
+			out = append(out, queryTerm{t, 1, p.first})
 		}
 		covered[p.first] = true
 		if p.whole {
@@ -365,10 +376,10 @@ func clauseTerms(query string) []queryTerm {
 		if actionStems[s] {
 			w = actionWeight
 		}
-		out = append(out, queryTerm{s, w})
+		out = append(out, queryTerm{s, w, i})
 		for _, t := range concepts[s] {
-			out = append(out, queryTerm{t, w * conceptWeight})
+			out = append(out, queryTerm{t, w * conceptWeight, i})
 		}
 	}
-	return out
+	return out, len(words)
 }
