@@ -20,23 +20,23 @@ var conceptGroups = append(append([]string{}, actionGroups...), thingGroups...)
 // "get" and "list"), so they weigh less in a request (see [actionWeight]).
 var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall",
-	"create: create make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir",
+	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir",
 	"update: update edit modify change alter patch amend revise tweak adjust set refactor fix rewrite correct replace upsert bump",
 	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek",
-	"list: list enumerate ls browse show index overview which what+are",
-	"search: search find found lookup look+up query grep locate seek hunt discover filter match where google",
+	"list: list enumerate ls browse show index overview what+are",
+	"search: search find found lookup look+up query grep locate seek hunt discover filter match google",
 	"write: write save store put persist dump record overwrite jot+down",
 	"move: move mv relocate rename transfer",
 	"copy: copy cp duplicate clone fork",
 	"run: run ran execute exec invoke launch trigger perform call start kick+off rerun shell terminal",
 	"stop: stop kill terminate halt cancel abort end",
-	"close: close shut quit exit dismiss",
+	"close: close shut quit exit dismiss clear",
 	"send: send sent post publish notify dispatch deliver share tell announce",
 	"navigate: navigate go goto visit open browse load go+to",
 	"back: back previous go+back return+to",
 	"click: click press tap hit",
-	"type: type fill enter input keyboard keystroke typing key+in",
-	"wait: wait sleep pause delay until",
+	"type: type fill enter input keyboard keystroke typing key+in fill+out complete",
+	"wait: wait sleep pause delay",
 	"download: download scrape scraping fetch",
 	"crawl: crawl crawler crawling spider every+page whole+site",
 	"upload: upload attach attachment",
@@ -45,8 +45,7 @@ var actionGroups = []string{
 	"convert: convert translate transform turn+into",
 	"summarize: summarize summary digest tldr overview",
 	"think: think thinking reason reasoning reflect brainstorm thought step+by break+down ponder deliberate carefully chain+thought",
-	"remember: remember memorize recall forget jot+down keep+mind on+record",
-	"sum: sum plus total addition add calculate compute arithmetic",
+		"sum: sum plus total addition add calculate compute arithmetic",
 	"echo: echo repeat parrot",
 	"scroll: scroll",
 	"hover: hover mouseover mouse+over",
@@ -58,10 +57,10 @@ var actionGroups = []string{
 	"assign: assign assignee owner assigned",
 	"resize: resize viewport dimension dimensions width height wide tall",
 	"install: install setup",
-	"deploy: deploy deployment ship release rollout publish",
+	"deploy: deploy deployment ship shipped release rollout publish promote",
 	"scale: scale replicas replica autoscale",
 	"undo: undo revert rollback roll+back restore resume unpause reactivate bring+back",
-	"monitor: monitor monitoring watch track tracking alert",
+	"monitor: monitor monitoring watch watcher watchers track tracking alert",
 	"refund: refund reimburse money+back charge+back chargeback",
 	"analyze: analyze analyse analysis investigate diagnose debug root+cause",
 	"forward: forward expose reachable tunnel",
@@ -69,11 +68,11 @@ var actionGroups = []string{
 
 // thingGroups are the concepts of nouns and qualities: what it is done to.
 var thingGroups = []string{
-	"file: file files path filesystem fs disk",
+	"file: file files path filesystem fs disk pdf",
 	"directory: directory folder dir filesystem",
 	"tree: tree hierarchy recursive nested structure layout laid+out",
 	"metadata: metadata info information details stat stats properties attributes permissions modified created timestamp mtime",
-	"size: size sizes big bigger biggest large larger largest small smaller smallest bytes",
+	"size: size sizes big bigger biggest large larger largest small smaller smallest tiny little bytes",
 	"content: content contents text body inside paragraph paragraphs",
 	"multiple: multiple many several batch bulk together simultaneously at+once",
 	"allowed: allowed permitted permission permissions authorized",
@@ -110,12 +109,12 @@ var thingGroups = []string{
 	"directions: directions route distance travel commute",
 	"weather: weather forecast temperature",
 	"error: error errors exception exceptions crash crashes failure failing failed broken stacktrace stack+trace traceback bug error+tracker crash+reporting",
-	"log: log logs history audit output tail",
+	"log: log logs history audit output tail console",
 	"entity: entity entities node",
 	"relation: relation relationship connection edge link connect associate relate",
 	"observation: observation fact facts note",
 	"graph: graph knowledge",
-	"memory: memory knowledge remember recall stored memorize",
+	"memory: memory knowledge remember memorize recall forget stored know jot+down keep+mind on+record",
 	"env: env environment variable variables envvar",
 	"config: config configuration setting settings preference preferences context",
 	"secret: secret secrets token password credential credentials api+key leak leaked",
@@ -124,7 +123,7 @@ var thingGroups = []string{
 	"discount: discount coupon promo promotion voucher promo+code",
 	"plan: subscription plan membership recurring monthly",
 	"customer: customer customers client clients buyer payer payers subscriber subscribers",
-	"product: product price pricing catalog",
+	"product: product products price pricing catalog goods merchandise sell offering offerings sku",
 	"web: web internet online google bing",
 	"documentation: documentation docs manual reference guide tutorial how+to how+do",
 	"code: code source function class snippet",
@@ -162,6 +161,7 @@ var thingGroups = []string{
 	"key: key keys keystroke enter escape esc shortcut hotkey keyboard",
 	"identity: identity id ids identifier",
 	"cost: cost costs price pricing spend spending",
+	"document: document documents pdf docx",
 	"dispute: dispute disputes chargeback contested",
 	"audio: audio sound music mp3 wav voice",
 	"media: media image audio video binary base64",
@@ -229,13 +229,11 @@ func containsString(list []string, s string) bool {
 
 // appendConcepts appends to out the concepts named by each stem and by each
 // pair of stems (see [conceptPairs]). Stems holds every word, stop words
-// included, so that phrases such as "log in" and "look up" are seen; a stop
-// word alone names no concept.
+// included, so that phrases such as "log in" and "look up" are seen.
 func appendConcepts(out, stems []string) []string {
 	for _, s := range stems {
-		if !stopWords[s] {
-			out = append(out, concepts[s]...)
-		}
+		// A stop word names a concept only where the table says so ("me").
+		out = append(out, concepts[s]...)
 	}
 	for _, p := range conceptPairs(stems) {
 		out = append(out, p.concepts...)

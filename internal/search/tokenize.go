@@ -106,9 +106,31 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
+// abbreviations are short forms written for the same word in tools and
+// requests alike; each is read as its full form before stemming.
+var abbreviations = map[string]string{
+	"repo": "repository", "repos": "repositories",
+	"db": "database", "dbs": "databases",
+	"dir": "directory", "dirs": "directories",
+	"msg": "message", "msgs": "messages",
+	"k8s": "kubernetes",
+	"env": "environment", "envs": "environments",
+	"info": "information",
+	"prod": "production",
+	"config": "configuration", "configs": "configurations",
+	"auth": "authentication",
+	"org": "organization", "orgs": "organizations",
+	"pic": "picture", "pics": "pictures",
+	"img": "image", "imgs": "images",
+	"doc": "documentation", "docs": "documentation",
+}
+
 // stem reduces an English word to its stem; words that are not plain ASCII
 // letters (other scripts, numbers) are kept as they are.
 func stem(w string) string {
+	if full, ok := abbreviations[w]; ok {
+		w = full
+	}
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c < 'a' || c > 'z' {
 			return w
@@ -172,6 +194,8 @@ func plainURLs(text string) string {
 			fields[i] = "path"
 		case fileName(f):
 			fields[i] = "file"
+		case versionNumber(f):
+			fields[i] = "version"
 		}
 	}
 	return strings.Join(fields, " ")
@@ -228,6 +252,22 @@ func ownerName(s string) bool {
 	return true
 }
 
+// versionNumber reports whether s is a dotted version number: "v2.3.0",
+// "1.2".
+func versionNumber(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.TrimFunc(p, unicode.IsDigit) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // hostName reports whether s looks like a web host: dotted words ending in a
 // common top-level domain ("example.com", "docs.python.org").
 func hostName(s string) bool {
@@ -264,6 +304,18 @@ var fileExtensions = func() map[string]bool {
 	}
 	return m
 }()
+
+// queryConcepts are the concepts of stop words that name one in a request
+// ("who is on the team": people), though not in a tool's description, where
+// they are everywhere ("use this when ...").
+var queryConcepts = map[string][]string{
+	"who":   {"~user"},
+	"whom":  {"~user"},
+	"which": {"~list"},
+	"where": {"~search"},
+	"when":  {"~time"},
+	"until": {"~wait"},
+}
 
 // A query term and its weight in the request. Slot is the word of the
 // request it stands for (the first one of a phrase); a request's words are
@@ -369,7 +421,14 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		}
 	}
 	for i, s := range stems {
-		if covered[i] || stopWords[words[i]] {
+		if covered[i] {
+			continue
+		}
+		if stopWords[words[i]] {
+			// A few question words say what is asked for ("who": people).
+			for _, t := range queryConcepts[words[i]] {
+				out = append(out, queryTerm{t, conceptWeight, i})
+			}
 			continue
 		}
 		w := 1.0
