@@ -45,7 +45,7 @@ var actionGroups = []string{
 	"convert: convert translate transform turn+into",
 	"summarize: summarize summary digest tldr overview",
 	"think: think thinking reason reasoning reflect brainstorm thought step+by break+down ponder deliberate carefully chain+thought",
-		"sum: sum plus total addition add calculate compute arithmetic",
+	"sum: sum plus total addition add calculate compute arithmetic",
 	"echo: echo repeat parrot",
 	"scroll: scroll",
 	"hover: hover mouseover mouse+over",
