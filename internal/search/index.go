@@ -123,10 +123,11 @@ func NewIndex(docs []Doc) *Index {
 	}
 	all := make([][numFields]fieldTerms, len(docs))
 	var totalLen [numFields]float64
+	cache := stemCache{}
 	for d, doc := range docs {
-		texts := docFields(doc)
+		texts := docFields(doc, cache)
 		for f, text := range texts {
-			t, n := terms(text)
+			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
 			totalLen[f] += float64(n)
 		}
@@ -377,23 +378,22 @@ func (ix *Index) Search(query string, limit int) []Hit {
 }
 
 // docFields is the text of each field of doc.
-func docFields(doc Doc) [numFields]string {
+func docFields(doc Doc, cache stemCache) [numFields]string {
 	var f [numFields]string
 	f[fieldServer] = doc.Toolbox + " " + doc.Server
 	f[fieldServerDesc] = doc.ToolboxDescription + "\n" + doc.ServerDescription
-	var tool map[string]json.RawMessage
+	// One decoding of the whole tool; each part is then read for what it
+	// is, and a part of the wrong type is read as missing.
+	var tool map[string]any
 	if json.Unmarshal(doc.Tool, &tool) != nil {
 		return f
 	}
-	var name, title, desc string
-	json.Unmarshal(tool["name"], &name)
-	json.Unmarshal(tool["title"], &title)
-	json.Unmarshal(tool["description"], &desc)
-	var ann struct {
-		Title string `json:"title"`
-	}
-	json.Unmarshal(tool["annotations"], &ann)
-	f[fieldName], f[fieldNameVerb] = splitVerbs(name + " " + title + " " + ann.Title)
+	name, _ := tool["name"].(string)
+	title, _ := tool["title"].(string)
+	desc, _ := tool["description"].(string)
+	ann, _ := tool["annotations"].(map[string]any)
+	annTitle, _ := ann["title"].(string)
+	f[fieldName], f[fieldNameVerb] = splitVerbs(name+" "+title+" "+annTitle, cache)
 	f[fieldSummary], f[fieldBody] = firstSentence(desc)
 	var names, descs strings.Builder
 	count := 0
@@ -407,10 +407,10 @@ func docFields(doc Doc) [numFields]string {
 // [actionGroups]) and its other words. Most tools' names start with one of a
 // few verbs, so a request's verb finds hundreds of tools by name; the name's
 // other words are what sets a tool apart.
-func splitVerbs(name string) (others, verbs string) {
+func splitVerbs(name string, cache stemCache) (others, verbs string) {
 	var o, v []string
 	for _, w := range splitWords(plainURLs(name)) {
-		if !stopWords[w] && actionStems[stem(w)] {
+		if !stopWords[w] && actionStems[cache.stem(w)] {
 			v = append(v, w)
 		} else {
 			o = append(o, w)
@@ -422,19 +422,14 @@ func splitVerbs(name string) (others, verbs string) {
 // schemaText writes the property names of an input schema (and of the objects
 // nested in it, and their enum values) to names and their descriptions to
 // descs, reading at most maxProperties properties maxSchemaDepth levels deep.
-func schemaText(raw json.RawMessage, depth int, count *int, names, descs *strings.Builder) {
-	if len(raw) == 0 || depth > maxSchemaDepth {
+func schemaText(schema any, depth int, count *int, names, descs *strings.Builder) {
+	s, ok := schema.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
 		return
 	}
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Items      json.RawMessage            `json:"items"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
-		return
-	}
-	keys := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
+	props, _ := s["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -445,27 +440,24 @@ func schemaText(raw json.RawMessage, depth int, count *int, names, descs *string
 		*count++
 		names.WriteString(k)
 		names.WriteByte(' ')
-		var p struct {
-			Description string `json:"description"`
-			Enum        []any  `json:"enum"`
-		}
-		json.Unmarshal(s.Properties[k], &p)
-		d := p.Description
+		p, _ := props[k].(map[string]any)
+		d, _ := p["description"].(string)
 		if len(d) > maxParamDesc {
 			d = d[:maxParamDesc]
 		}
 		descs.WriteString(d)
 		descs.WriteString("\n")
-		for _, e := range p.Enum {
+		enum, _ := p["enum"].([]any)
+		for _, e := range enum {
 			if e, ok := e.(string); ok {
 				names.WriteString(e)
 				names.WriteByte(' ')
 			}
 		}
-		schemaText(s.Properties[k], depth+1, count, names, descs)
+		schemaText(p, depth+1, count, names, descs)
 	}
-	if len(s.Items) > 0 {
-		schemaText(s.Items, depth+1, count, names, descs)
+	if items, ok := s["items"]; ok {
+		schemaText(items, depth+1, count, names, descs)
 	}
 }
 

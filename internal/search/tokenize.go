@@ -142,6 +142,21 @@ func stem(w string) string {
 	return english.Stem(w, true)
 }
 
+// stemCache remembers the stems of words; a nil one remembers nothing.
+type stemCache map[string]string
+
+func (c stemCache) stem(w string) string {
+	if c == nil {
+		return stem(w)
+	}
+	s, ok := c[w]
+	if !ok {
+		s = stem(w)
+		c[w] = s
+	}
+	return s
+}
+
 // stemExceptions keep apart words the stemmer would join although tools use
 // them for different things.
 var stemExceptions = map[string]string{
@@ -158,6 +173,12 @@ var stemExceptions = map[string]string{
 // the words or pairs of neighbouring words name ("log in", "pull request")
 // appended. The first n terms are the words; the rest are concepts.
 func terms(text string) (t []string, n int) {
+	return termsWith(text, nil)
+}
+
+// termsWith is [terms] with a cache of stems (nil for none): an index's
+// tools share most of their words, and stemming is most of its cost.
+func termsWith(text string, cache stemCache) (t []string, n int) {
 	words := splitWords(plainURLs(text))
 	out := make([]string, 0, len(words)+len(words)/2)
 	stems := make([]string, len(words))
@@ -166,13 +187,14 @@ func terms(text string) (t []string, n int) {
 			stems[i] = w
 			continue
 		}
-		stems[i] = stem(w)
+		stems[i] = cache.stem(w)
 		out = append(out, stems[i])
 	}
 	return appendConcepts(out, stems), len(out)
 }
 
-// plainURLs replaces each web address in text by the word "url", each path
+// plainURLs drops quoted text (see [dropQuoted]), then replaces each web
+// address in text by the word "url", each path
 // (words joined by "/") by "path" and each file name with a common extension
 // by "file": the words inside them (a host, folders, a file's name) say
 // nothing about which tool is wanted, and what they are says a lot.
@@ -203,34 +225,43 @@ func plainURLs(text string) string {
 
 // dropQuoted removes the text inside quotes ('Saved', "Load more", `x`,
 // “y”): in a request it is data (a label to click, a text to wait for, a
-// line to replace), not a word about the tool wanted. A quote opens at the
+// line to replace), not a word about the tool wanted; in a tool's
+// description it is an example or another tool's name. A quote opens at the
 // start of a word and closes at the end of one, so apostrophes ("what's",
 // "Bob's") are left alone.
 func dropQuoted(text string) string {
 	if !strings.ContainsAny(text, "'\"`“‘") {
 		return text
 	}
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 	var b strings.Builder
-	rs := []rune(text)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		closer, ok := quotePairs[r]
-		if ok && (i == 0 || !unicode.IsLetter(rs[i-1]) && !unicode.IsDigit(rs[i-1])) {
-			// Find the closing quote that ends a word.
+	b.Grow(len(text))
+	prev := ' '
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if closer, ok := quotePairs[r]; ok && !isWord(prev) {
+			// The closing quote that ends a word.
 			end := -1
-			for j := i + 1; j < len(rs); j++ {
-				if rs[j] == closer && (j+1 == len(rs) || !unicode.IsLetter(rs[j+1]) && !unicode.IsDigit(rs[j+1])) {
-					end = j
-					break
+			for j := i + size; j < len(text); {
+				c, n := utf8.DecodeRuneInString(text[j:])
+				if c == closer && j > i+size {
+					next, _ := utf8.DecodeRuneInString(text[j+n:])
+					if j+n == len(text) || !isWord(next) {
+						end = j + n
+						break
+					}
 				}
+				j += n
 			}
-			if end > i+1 {
-				b.WriteRune(' ')
-				i = end
+			if end > 0 {
+				b.WriteByte(' ')
+				i, prev = end, ' '
 				continue
 			}
 		}
-		b.WriteRune(r)
+		b.WriteString(text[i : i+size])
+		prev = r
+		i += size
 	}
 	return b.String()
 }
