@@ -298,14 +298,40 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	for _, qt := range uniq {
 		allSlots |= qt.mask
 	}
+	// A word's terms (the word and its concepts) fill one slot: a tool
+	// scores the best of them and a share (synonymStack) of the rest, so
+	// that a word with many concepts does not outweigh the other words.
+	// A term that stands for several words counts once, in the first.
+	sort.SliceStable(uniq, func(i, j int) bool {
+		return bits.TrailingZeros64(uniq[i].mask) < bits.TrailingZeros64(uniq[j].mask)
+	})
 	scores := make([]float64, ix.n)
 	filled := make([]uint64, ix.n)
-	for _, qt := range uniq {
-		qw := qt.w * ix.idf[qt.id]
-		for _, p := range ix.postings[qt.id] {
-			scores[p.doc] += qw * float64(p.sat)
-			filled[p.doc] |= qt.mask
+	best := make([]float64, ix.n)
+	sum := make([]float64, ix.n)
+	var touched []int32
+	for i := 0; i < len(uniq); {
+		slot := bits.TrailingZeros64(uniq[i].mask)
+		j := i
+		for ; j < len(uniq) && bits.TrailingZeros64(uniq[j].mask) == slot; j++ {
+			qt := uniq[j]
+			qw := qt.w * ix.idf[qt.id]
+			for _, p := range ix.postings[qt.id] {
+				c := qw * float64(p.sat)
+				if sum[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				sum[p.doc] += c
+				best[p.doc] = math.Max(best[p.doc], c)
+				filled[p.doc] |= qt.mask
+			}
 		}
+		for _, d := range touched {
+			scores[d] += best[d] + synonymStack*(sum[d]-best[d])
+			best[d], sum[d] = 0, 0
+		}
+		touched = touched[:0]
+		i = j
 	}
 	if coordPower > 0 {
 		total := float64(bits.OnesCount64(allSlots))

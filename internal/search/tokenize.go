@@ -378,6 +378,9 @@ var (
 	// it does not match: its score is multiplied by the share of the
 	// request's words (those the index knows) that it matches, to this power.
 	coordPower = 0.5
+	// synonymStack is the share of a word's other matching terms that adds
+	// to its best one (see Search).
+	synonymStack = 0.25
 	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
 	nameVerbWeight = 1.5
 )
@@ -416,6 +419,8 @@ func clauses(query string) []string {
 		switch {
 		case strings.HasSuffix(f, ";"):
 			cut = i + 1
+		case lf == "then" && i > 0 && strings.ToLower(fields[i-1]) == "and":
+			// Cut already at "and".
 		case lf == "then" || lf == "so" || lf == "before" || lf == "afterwards":
 			cut = i
 		case lf == "and" && i+1 < len(fields) && strings.ToLower(fields[i+1]) == "then":
@@ -473,3 +478,4 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	}
 	return out, len(words)
 }
+
