@@ -478,4 +478,3 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	}
 	return out, len(words)
 }
-
