@@ -1,10 +1,25 @@
 // Package search ranks the tools of every toolbox against a free-text request,
-// for open_toolbox's query: BM25F over a tool's fields (its name, the first
-// sentence of its description, the rest of it, its parameters' names and
-// descriptions, and its toolbox's and server's names and descriptions), each
-// weighted and length-normalised on its own, over words split at case changes
-// and punctuation, stemmed, and joined by a small thesaurus of the words agents
-// use ([conceptGroups]). Everything it needs is compiled in.
+// for open_toolbox's query.
+//
+// The base is BM25F over a tool's fields (the nouns of its name, the verbs of
+// its name, the first sentence of its description, the rest of it, its
+// parameters' names and descriptions, its toolbox's and server's names and
+// descriptions), each weighted and length-normalised on its own. Text is cut
+// into words at punctuation, case changes and digits (tokenize.go), stemmed
+// (Snowball English), and joined by a small hand-written thesaurus of the words
+// agents and tools use for the same things (concepts.go): both a tool's words
+// and a request's get the concepts of their words and phrases as extra terms.
+//
+// A request is read for what its parts are: web addresses, paths, file names,
+// version numbers and quoted text stand for their kind, not their words; a
+// phrase ("log in", "open a ticket") for its concept; question words for what
+// they ask ("who": people); the words of later steps ("... and then ...") weigh
+// less. On top of the BM25F sum, a tool's score grows with the share of the
+// request's words it matches, with how well its server as a whole matches
+// (a second BM25 index over each server's tool names), and when the request
+// names its toolbox or server; a tool heavier than 4 KB must match better.
+// The knobs were tuned on testdata/search/queries-dev.json. Everything it
+// needs is compiled in; nothing is read or fetched at run time.
 package search
 
 import (
@@ -43,29 +58,61 @@ const (
 	numFields
 )
 
-// fieldWeights are BM25F's weight and length normalisation (b) per field. A
-// word in a tool's name says most about it; its description's first sentence
-// says what it is for; the rest of the description and the parameters'
-// descriptions are long and often about details, so they weigh less and are
-// normalised by their length, so that a long schema does not make its tool
-// match every request. The server's name and description lift all of its
-// tools alike, which is what tells two servers' similar tools apart.
-var fieldWeights = [numFields]struct{ weight, b float64 }{
-	fieldName:       {3.0, 0.3},
-	fieldNameVerb:   {nameVerbWeight, 0.3},
-	fieldSummary:    {2.0, 0.5},
-	fieldBody:       {0.6, 0.75},
-	fieldParamNames: {0.8, 0.5},
-	fieldParamDesc:  {0.4, 0.75},
-	fieldServer:     {1.0, 0.2},
-	fieldServerDesc: {0.5, 0.5},
-}
-
-// A tool whose definition is longer than heavyTool bytes costs a host's
-// context a lot each time it is offered, so it must match better than a
-// lighter tool to be offered before it: its score is multiplied by
-// (heavyTool/size)^heavyPenalty.
-var heavyTool = 4 << 10
+// The ranking's knobs, tuned on testdata/search/queries-dev.json (make
+// search-eval prints what they give). They are variables only so that a
+// tuning test can vary them; nothing changes them at run time.
+var (
+	// fieldWeights are BM25F's weight and length normalisation (b) per
+	// field. A word in a tool's name says most about it; its description's
+	// first sentence says what it is for; the rest of the description and
+	// the parameters' descriptions are long and often about details, so they
+	// weigh less and are normalised by their length, so that a long schema
+	// does not make its tool match every request. The server's name and
+	// description lift all of its tools alike.
+	fieldWeights = [numFields]struct{ weight, b float64 }{
+		fieldName:       {3.0, 0.3},
+		fieldNameVerb:   {1.5, 0.3},
+		fieldSummary:    {2.0, 0.5},
+		fieldBody:       {0.6, 0.75},
+		fieldParamNames: {0.8, 0.5},
+		fieldParamDesc:  {0.4, 0.75},
+		fieldServer:     {1.0, 0.2},
+		fieldServerDesc: {0.5, 0.5},
+	}
+	// actionWeight is for a verb of [actionGroups] in a request: "get",
+	// "find", "list" are in the names of most servers' tools.
+	actionWeight = 1.0
+	// conceptWeight is for a concept of a request's word, against the
+	// word's own weight.
+	conceptWeight = 1.0
+	// synonymStack is the share of a word's other matching terms (its
+	// concepts) that adds to its best one.
+	synonymStack = 0.25
+	// laterStepWeight is for the words of a request's later steps.
+	laterStepWeight = 0.6
+	// coordPower: a tool's score is multiplied by the share of the
+	// request's words (those the index knows) that it matches, to this
+	// power, so that one rare word does not outrank a tool that matches the
+	// whole request.
+	coordPower = 0.5
+	// serverBoost: a tool's score is multiplied by 1 + serverBoost × its
+	// server's score over the best server's, in the server-level index.
+	serverBoost = 1.0
+	// serverB is the length normalisation of a server's document, and
+	// serverDocFields the fields of its tools that make it (their names
+	// but for the verbs: what the server is about).
+	serverB         = 0.5
+	serverDocFields = []int{fieldName}
+	// mentionBoost: a tool's score is multiplied by 1 + mentionBoost when
+	// the request names its toolbox or server ("on GitHub", "in Notion").
+	mentionBoost = 1.0
+	// A tool whose definition is longer than heavyTool bytes costs a
+	// host's context a lot each time it is offered, so it must match better
+	// than a lighter tool to be offered before it: its score is multiplied
+	// by (heavyTool/size)^heavyPenalty.
+	heavyTool    = 4 << 10
+	heavyPenalty = 0.5
+)
 
 const (
 	k1 = 1.2
@@ -76,6 +123,8 @@ const (
 	maxProperties  = 64
 	maxSchemaDepth = 4
 	maxParamDesc   = 300 // bytes of each parameter's description
+	// maxQuery bounds the bytes of a request that are read.
+	maxQuery = 4 << 10
 )
 
 // Index is the search's index over a set of tools. It is immutable after
@@ -172,12 +221,6 @@ func NewIndex(docs []Doc) *Index {
 	return ix
 }
 
-// serverB is the length normalisation of a server's document.
-var serverB = 0.5
-
-// serverDocFields are the fields of its tools that make a server's document.
-var serverDocFields = []int{fieldName}
-
 // indexServers builds the server-level index: a server's document is the
 // names of all its tools (but for their verbs) and its own names and
 // descriptions, so that a request about pods finds the Kubernetes server even
@@ -257,6 +300,10 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 // them (all of them when limit <= 0). A tool matches when it shares a word or
 // a concept with the request; equal scores are ordered as the docs were given.
 func (ix *Index) Search(query string, limit int) []Hit {
+	if len(query) > maxQuery {
+		// A request says what it needs in its first few hundred words.
+		query = query[:maxQuery]
+	}
 	q := queryTerms(query)
 	if len(q) == 0 || ix.n == 0 {
 		return nil

@@ -181,6 +181,11 @@ func TestSearchNothing(t *testing.T) {
 			t.Errorf("Search(%q) = %+v, want no hits", q, got)
 		}
 	}
+	// A huge request is read up to its bound, and still finds by its start.
+	huge := "move file " + strings.Repeat("zzz ", 1<<20)
+	if got := names(smallDocs, ix.Search(huge, 1)); len(got) != 1 || got[0] != "move_file" {
+		t.Errorf("a 4 MB request found %q, want move_file", got)
+	}
 	if got := NewIndex(nil).Search("file", 5); len(got) != 0 {
 		t.Errorf("empty index found %+v", got)
 	}

@@ -357,34 +357,6 @@ type queryTerm struct {
 	slot   int
 }
 
-// Weights of a request's terms, against 1 for a noun of the request.
-var (
-	// actionWeight is for a verb of [actionGroups]: "get", "find", "list"
-	// are in the names of most servers' tools and tell little apart.
-	actionWeight = 1.0
-	// conceptWeight is for a concept of a word, on top of the word's own
-	// weight: a shared concept is weaker evidence than a shared word.
-	conceptWeight = 1.0
-	// serverBoost is how much a tool's score grows when its server as a
-	// whole is the best match for the request (and in proportion for others).
-	serverBoost  = 1.0
-	heavyPenalty = 0.5
-	// laterStepWeight is for the words of a request's later steps.
-	laterStepWeight = 0.6
-	// mentionBoost is how much a tool's score grows when the request names
-	// its toolbox or server ("on GitHub", "in Notion").
-	mentionBoost = 1.0
-	// coordPower sets how much a tool loses for the words of the request
-	// it does not match: its score is multiplied by the share of the
-	// request's words (those the index knows) that it matches, to this power.
-	coordPower = 0.5
-	// synonymStack is the share of a word's other matching terms that adds
-	// to its best one (see Search).
-	synonymStack = 0.25
-	// nameVerbWeight is the BM25F weight of the verbs of a tool's name.
-	nameVerbWeight = 1.5
-)
-
 // queryTerms are the terms of a request with their weights. They are those of
 // [terms], except that a pair of words that names a concept ("log in", "pull
 // request", "look up") stands for its concept only, at full weight: its words
