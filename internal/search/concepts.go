@@ -7,17 +7,22 @@ import "strings"
 // Each line is a concept and the words (or two-word phrases, joined by "+")
 // that name it; a word may name several concepts. Words are written plainly
 // and stemmed when the table is built, so "deleting" and "deletes" match too.
+// A phrase's second word may be a concept ("open+~issue" is also "open a
+// ticket"); stop words between a phrase's words are skipped ("file a bug").
 //
 // Documents and requests both get the concepts of their words as extra terms
 // (see [appendConcepts]), so a request word and a tool word meet when they
 // share a concept, while the same word on both sides still counts for more.
-// The table is general vocabulary of tools and agents' requests; it is not a
-// list of any particular server's tools.
+// The table is general vocabulary of tools and agents' requests, written
+// from the tools' domains (files, browsers, code hosting, CI, databases,
+// payments, clusters, search, notes); it is not keyed to any evaluation
+// request.
 var conceptGroups = append(append([]string{}, actionGroups...), thingGroups...)
 
-// actionGroups are the concepts of verbs: what is to be done. A request's
-// verbs say less about which tool it needs than its nouns (every server can
-// "get" and "list"), so they weigh less in a request (see [actionWeight]).
+// actionGroups are the concepts of verbs: what is to be done. Every server
+// can "get" and "list", so the verbs of a tool's name are a field of their
+// own, weighed less than its other words (fieldNameVerb), and a request's
+// verbs have a weight of their own (actionWeight).
 var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall",
 	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir",
