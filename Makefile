@@ -29,7 +29,7 @@ STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build demo test test-deps lint tools bench cross dist clean
+.PHONY: all build demo test test-deps lint tools bench cross dist clean search-eval
 
 all: build
 
@@ -47,10 +47,18 @@ demo: build
 ## start dozens of processes each, so they run 3 times, not 100)
 test: lint test-deps
 	$(GO) test -race -count=1 -timeout 10m ./...
+	$(MAKE) --no-print-directory search-eval
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
 	$(GO) test -run '^$$' -bench 'SearchCatalog' -benchtime 3x ./internal/workbench
+	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/search
+
+## search-eval: open_toolbox's tool search against the captured tool lists and
+## the dev and held-out requests of testdata/search: recall@1, recall@5, MRR and
+## bytes returned, beside a plain BM25 baseline (fails below the held-out goal)
+search-eval:
+	$(GO) test -run TestSearchEval -v -count=1 ./internal/search
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
 bench: test-deps

@@ -7,115 +7,198 @@ import "strings"
 // Each line is a concept and the words (or two-word phrases, joined by "+")
 // that name it; a word may name several concepts. Words are written plainly
 // and stemmed when the table is built, so "deleting" and "deletes" match too.
+// A phrase's second word may be a concept ("open+~issue" is also "open a
+// ticket"); stop words between a phrase's words are skipped ("file a bug").
 //
 // Documents and requests both get the concepts of their words as extra terms
 // (see [appendConcepts]), so a request word and a tool word meet when they
 // share a concept, while the same word on both sides still counts for more.
-// The table is general vocabulary of tools and agents' requests; it is not a
-// list of any particular server's tools.
-var conceptGroups = []string{
-	// Actions.
-	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe",
-	"create: create make new add insert generate init initialize register open+new",
-	"update: update edit modify change alter patch amend revise tweak adjust set",
-	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check",
-	"list: list enumerate ls browse show index overview",
-	"search: search find lookup look+up query grep locate seek hunt discover filter match",
-	"write: write save store put persist dump record overwrite",
+// The table is general vocabulary of tools and agents' requests, written
+// from the tools' domains (files, browsers, code hosting, CI, databases,
+// payments, clusters, search, notes); it is not keyed to any evaluation
+// request.
+var conceptGroups = append(append([]string{}, actionGroups...), thingGroups...)
+
+// actionGroups are the concepts of verbs: what is to be done. Every server
+// can "get" and "list", so the verbs of a tool's name are a field of their
+// own, weighed less than its other words (fieldNameVerb), and a request's
+// verbs have a weight of their own (actionWeight).
+var actionGroups = []string{
+	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall",
+	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir",
+	"update: update edit modify change alter patch amend revise tweak adjust set refactor rewrite correct replace upsert bump",
+	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek",
+	"list: list enumerate ls browse show index overview what+are",
+	"search: search find found lookup look+up query grep locate seek hunt discover filter match google",
+	"write: write save store put persist dump record overwrite jot+down",
 	"move: move mv relocate rename transfer",
-	"copy: copy cp duplicate clone",
-	"run: run execute exec invoke launch trigger perform call start",
-	"stop: stop kill terminate halt cancel abort",
-	"close: close shut quit exit dismiss",
-	"send: send post publish notify dispatch deliver share tell",
-	"navigate: navigate go goto visit open browse load go+to",
-	"back: back previous return",
-	"click: click press tap",
-	"type: type fill enter input keyboard keystroke typing",
+	"copy: copy cp duplicate clone fork",
+	"run: run ran execute exec invoke launch trigger perform call start kick+off rerun shell terminal",
+	"stop: stop kill terminate halt cancel abort end",
+	"close: close shut quit exit dismiss clear",
+	"send: send sent post publish notify dispatch deliver share tell announce",
+	"navigate: navigate go goto visit open browse load go+to bring+up",
+	"back: back previous go+back return+to",
+	"click: click press tap hit",
+	"type: type fill enter input keyboard keystroke typing key+in fill+out complete",
 	"wait: wait sleep pause delay",
-	"download: download grab",
+	"download: download scrape scraping fetch gather collect harvest",
+	"crawl: crawl crawler crawling spider every+page whole+site",
 	"upload: upload attach attachment",
 	"merge: merge combine squash",
-	"compare: compare diff difference changes delta",
-	"convert: convert translate transform",
+	"compare: compare diff difference changes changed delta",
+	"convert: convert translate transform turn+into",
 	"summarize: summarize summary digest tldr overview",
-	"think: think thinking reason reasoning plan planning reflect brainstorm thought step+by",
-	"remember: remember memorize memory recall knowledge",
+	"think: think thinking reason reasoning reflect brainstorm thought step+by break+down ponder deliberate carefully chain+thought",
 	"sum: sum plus total addition add calculate compute arithmetic",
 	"echo: echo repeat parrot",
 	"scroll: scroll",
-	"hover: hover mouseover",
+	"hover: hover mouseover mouse+over",
 	"drag: drag drop",
-	"select: select choose pick option dropdown",
-	"login: login logon signin sign+in log+in authenticate auth authorize",
+	"select: select choose pick option dropdown switch",
+	"login: login logon signin sign+in log+in logged+in authenticate authenticated auth authorize whoami who+am",
 	"evaluate: evaluate eval javascript js script",
 	"review: review approve approval",
-	"assign: assign assignee owner",
-	"resize: resize viewport dimension dimensions",
-	"count: count number how+many",
+	"assign: assign assignee owner assigned",
+	"resize: resize viewport dimension dimensions width height wide tall",
 	"install: install setup",
-	// Things.
-	"file: file files",
-	"directory: directory folder dir",
-	"tree: tree hierarchy recursive nested structure",
-	"metadata: metadata info information details stat stats properties attributes size permissions",
-	"content: content contents text body",
-	"issue: issue ticket bug defect",
+	"deploy: deploy deployment ship shipped release rollout publish promote",
+	"scale: scale replicas replica autoscale",
+	"undo: undo revert rollback roll+back restore resume unpause reactivate bring+back",
+	"monitor: monitor monitoring watch watcher watchers track tracking alert",
+	"refund: refund reimburse money+back charge+back chargeback",
+	"analyze: analyze analyse analysis investigate diagnose debug root+cause",
+	"forward: forward expose reachable tunnel",
+}
+
+// thingGroups are the concepts of nouns and qualities: what it is done to.
+var thingGroups = []string{
+	"file: file files path filesystem fs disk pdf",
+	"directory: directory folder dir filesystem",
+	"tree: tree hierarchy recursive nested structure layout laid+out outline",
+	"metadata: metadata info information details stat stats properties attributes permissions modified created timestamp mtime",
+	"size: size sizes big bigger biggest large larger largest small smaller smallest tiny little bytes",
+	"content: content contents text body inside paragraph paragraphs",
+	"multiple: multiple many several batch bulk together simultaneously at+once",
+	"allowed: allowed permitted permission permissions authorized",
+	"count: count number how+many statistics",
+	"issue: issue ticket bug defect work+item workitem story",
 	"pullrequest: pr prs mr pull+request merge+request",
 	"repository: repository repo codebase",
-	"commit: commit changeset revision sha",
+	"commit: commit commits changeset revision sha push history",
 	"branch: branch",
 	"comment: comment reply remark annotation feedback",
-	"message: message msg chat dm",
+	"message: message msg chat dm said say discussion",
 	"channel: channel room conversation thread",
-	"user: user member person people account profile teammate colleague",
+	"user: user member person people account profile teammate colleague username collaborator collaborators contributor contributors maintainer maintainers",
+	"self: me myself self whoami who+am my+account",
 	"team: team group org organization",
-	"webpage: webpage web+page website site url link address href page",
+	"webpage: webpage web+page website site url link address href page endpoint domain subdomain",
 	"screenshot: screenshot screen+shot screengrab capture snapshot",
-	"image: image picture photo png jpeg jpg icon graphic screenshot",
+	"image: image picture photo photos png jpeg jpg icon graphic screenshot",
 	"tab: tab window",
+	"browser: browser chrome chromium playwright puppeteer dom",
 	"console: console devtools",
-	"network: network http traffic",
-	"element: element button selector",
-	"form: form field",
+	"network: network http traffic xhr ajax api+call api+calls",
+	"element: element button selector menu",
+	"form: form field fields box textbox textarea signup",
 	"time: time clock hour date now today",
 	"timezone: timezone time+zone tz utc",
-	"database: database db sql table schema column row record",
-	"row: row record entry item",
-	"schema: schema columns describe ddl",
+	"recent: recent recently lately latest last newest yesterday",
+	"database: database db sql table tables schema column row record postgres postgresql mysql sqlite supabase data+source",
+	"row: row rows record entry item",
+	"schema: schema columns column describe ddl migration",
 	"email: email mail inbox gmail",
 	"calendar: calendar event meeting appointment schedule",
-	"location: location place address map maps geocode coordinates latitude longitude nearby",
+	"location: location place places address map maps geocode coordinates latitude longitude nearby near around+me shops restaurants restaurant cafe eat food hotel business businesses poi",
 	"directions: directions route distance travel commute",
 	"weather: weather forecast temperature",
-	"error: error exception crash failure stacktrace stack+trace traceback",
-	"log: log logs history audit",
+	"error: error errors exception exceptions crash crashes failure failing failed broken stacktrace stack+trace traceback bug error+tracker crash+reporting",
+	"log: log logs history audit output tail console",
 	"entity: entity entities node",
-	"relation: relation relationship connection edge",
-	"observation: observation fact note",
+	"relation: relation relationship connection edge link connect associate relate",
+	"observation: observation fact facts note",
 	"graph: graph knowledge",
+	"memory: memory knowledge remember memorize recall forget stored know jot+down keep+mind on+record",
 	"env: env environment variable variables envvar",
-	"config: config configuration setting settings preference",
-	"secret: secret token password credential",
-	"payment: payment charge invoice bill billing refund subscription",
-	"customer: customer client buyer",
-	"product: product price catalog",
-	"web: web internet online",
-	"documentation: documentation docs manual reference guide",
+	"config: config configuration setting settings preference preferences context",
+	"secret: secret secrets token password credential credentials api+key leak leaked",
+	"payment: payment payments charge charges invoice bill billing refund subscription checkout paid pay transaction transactions purchase purchases",
+	"money: money balance funds revenue payout cash",
+	"discount: discount coupon promo promotion voucher promo+code",
+	"plan: subscription plan membership recurring monthly",
+	"customer: customer customers client clients buyer payer payers subscriber subscribers",
+	"product: product products price pricing catalog goods merchandise sell offering offerings sku",
+	"web: web internet online google bing",
+	"documentation: documentation docs manual reference guide tutorial how+to how+do",
 	"code: code source function class snippet",
-	"version: version release tag",
-	"package: package dependency module library",
+	"version: version release tag changelog",
+	"package: package dependency dependencies module library dependabot",
+	"vulnerability: vulnerability vulnerable vulnerabilities cve security advisory dependabot",
 	"test: test tests",
 	"cache: cache redis",
-	"workflow: workflow pipeline ci job action",
-	"notification: notification alert",
+	"workflow: workflow pipeline ci job action actions build",
+	"notification: notification notifications alert inbox unread mention mentions",
 	"label: label tag category",
-	"status: status state health progress",
-	"llm: llm model completion sampling ai",
-	"video: video youtube",
-	"news: news headline headlines article",
+	"status: status state health progress pass passed passing",
+	"llm: llm model completion sampling ai copilot agent bot assistant seer",
+	"video: video videos youtube clip clips movie",
+	"news: news headline headlines article articles story stories",
+	"paper: paper papers academic research arxiv scholarly scientific study studies publication publications journal citation citations",
 	"note: note notes notebook wiki",
+	"kubernetes: kubernetes k8s kubectl kubeconfig pod pods cluster namespace deployment helm container containers node nodes",
+	"performance: performance slow speed profile trace lighthouse",
+	"sprint: sprint iteration milestone backlog",
+	"dialog: dialog popup modal confirm prompt banner",
+	"emulate: emulate simulate mimic dark+mode light+mode mobile device",
+	"storage: storage bucket buckets blob",
+	"reaction: reaction emoji react thumbs",
+	"star: star starred favorite bookmark",
+	"recording: screencast recording video",
+	"markdown: markdown md plain+text clean+text readable",
+	"extract: extract extraction parse structured",
+	"chart: chart helm",
+	"port: port ports localhost",
+	"manifest: manifest yaml spec",
+	"project: project projects workspace instance board boards kanban",
+	"snippet: gist snippet paste",
+	"template: template templates boilerplate scaffold",
+	"key: key keys keystroke enter escape esc shortcut hotkey keyboard",
+	"identity: identity id ids identifier",
+	"cost: cost costs price pricing spend spending",
+	"document: document documents pdf docx",
+	"dispute: dispute disputes chargeback contested",
+	"audio: audio sound music mp3 wav voice",
+	"media: media image audio video binary base64",
+	"compress: compress gzip zip archive deflate shrink",
+	"sample: sample example demo",
+	"accessibility: accessibility a11y aria",
+	"board: board boards kanban",
+	"discussion: discussion discussions forum q+a",
+	"artifact: artifact artifacts binaries binary build+output compiled",
+	"capacity: capacity availability bandwidth",
+	"function: function functions serverless lambda edge+function",
+	"extension: extension extensions plugin plugins addon",
+	"types: types typings typescript codegen",
+	"sitemap: sitemap site+map",
+	"usage: usage quota credits credit remaining",
+	"resource: resource resources kind kinds crd crds",
+	"maintenance: cordon drain maintenance",
 }
+
+// actionStems are the stems of the single words of [actionGroups].
+var actionStems = func() map[string]bool {
+	m := map[string]bool{}
+	for _, line := range actionGroups {
+		_, words, _ := strings.Cut(line, ":")
+		for _, w := range strings.Fields(words) {
+			if !strings.Contains(w, "+") && !stopWords[w] {
+				m[stem(w)] = true
+			}
+		}
+	}
+	return m
+}()
 
 // concepts maps a stem (or two stems joined by a space) to the concepts it
 // names, each as a term that no word can produce ("~delete").
@@ -127,7 +210,7 @@ var concepts = func() map[string][]string {
 		for _, w := range strings.Fields(words) {
 			parts := strings.Split(w, "+")
 			for i, p := range parts {
-				if !stopWords[p] {
+				if !stopWords[p] && !strings.HasPrefix(p, "~") {
 					parts[i] = stem(p)
 				}
 			}
@@ -150,19 +233,68 @@ func containsString(list []string, s string) bool {
 }
 
 // appendConcepts appends to out the concepts named by each stem and by each
-// pair of neighbouring stems. Stems holds every word, stop words included, so
-// that phrases such as "log in" and "look up" are seen; a stop word alone
-// names no concept.
+// pair of stems (see [conceptPairs]). Stems holds every word, stop words
+// included, so that phrases such as "log in" and "look up" are seen.
 func appendConcepts(out, stems []string) []string {
-	for i, s := range stems {
-		if !stopWords[s] {
-			out = append(out, concepts[s]...)
-		}
-		if i+1 < len(stems) {
-			if c, ok := concepts[s+" "+stems[i+1]]; ok {
-				out = append(out, c...)
-			}
-		}
+	for _, s := range stems {
+		// A stop word names a concept only where the table says so ("me").
+		out = append(out, concepts[s]...)
+	}
+	for _, p := range conceptPairs(stems) {
+		out = append(out, p.concepts...)
 	}
 	return out
+}
+
+// A pair of words that names concepts.
+type pair struct {
+	first, second int // indexes in the stems
+	concepts      []string
+	// whole is true when the pair names its concepts as two words
+	// ("pull request"), false when its second word keeps its own meaning
+	// too ("open" + a word for an issue names creating one).
+	whole bool
+}
+
+// conceptPairs returns the pairs of stems that name a concept: two
+// neighbours, or two words with only stop words between them ("file a bug"),
+// where the table's phrase names the second word itself ("pull+request") or
+// one of its concepts ("open+~issue" is also "open a ticket").
+func conceptPairs(stems []string) []pair {
+	var pairs []pair
+	match := func(i, j int) bool {
+		var found []string
+		add := func(key string) {
+			for _, c := range concepts[key] {
+				if !containsString(found, c) {
+					found = append(found, c)
+				}
+			}
+		}
+		add(stems[i] + " " + stems[j])
+		whole := len(found) > 0
+		if !stopWords[stems[j]] {
+			for _, c := range concepts[stems[j]] {
+				add(stems[i] + " " + c)
+			}
+		}
+		if len(found) == 0 {
+			return false
+		}
+		pairs = append(pairs, pair{i, j, found, whole})
+		return true
+	}
+	for i := 0; i+1 < len(stems); i++ {
+		if match(i, i+1) || stopWords[stems[i]] {
+			continue
+		}
+		j := i + 1
+		for j < len(stems) && stopWords[stems[j]] {
+			j++
+		}
+		if j > i+1 && j < len(stems) {
+			match(i, j)
+		}
+	}
+	return pairs
 }

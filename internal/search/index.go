@@ -1,15 +1,31 @@
 // Package search ranks the tools of every toolbox against a free-text request,
-// for open_toolbox's query: BM25F over a tool's fields (its name, the first
-// sentence of its description, the rest of it, its parameters' names and
-// descriptions, and its toolbox's and server's names and descriptions), each
-// weighted and length-normalised on its own, over words split at case changes
-// and punctuation, stemmed, and joined by a small thesaurus of the words agents
-// use ([conceptGroups]). Everything it needs is compiled in.
+// for open_toolbox's query.
+//
+// The base is BM25F over a tool's fields (the nouns of its name, the verbs of
+// its name, the first sentence of its description, the rest of it, its
+// parameters' names and descriptions, its toolbox's and server's names and
+// descriptions), each weighted and length-normalised on its own. Text is cut
+// into words at punctuation, case changes and digits (tokenize.go), stemmed
+// (Snowball English), and joined by a small hand-written thesaurus of the words
+// agents and tools use for the same things (concepts.go): both a tool's words
+// and a request's get the concepts of their words and phrases as extra terms.
+//
+// A request is read for what its parts are: web addresses, paths, file names,
+// version numbers and quoted text stand for their kind, not their words; a
+// phrase ("log in", "open a ticket") for its concept; question words for what
+// they ask ("who": people); the words of later steps ("... and then ...") weigh
+// less. On top of the BM25F sum, a tool's score grows with the share of the
+// request's words it matches, with how well its server as a whole matches
+// (a second BM25 index over each server's tool names), and when the request
+// names its toolbox or server; a tool heavier than 4 KB must match better.
+// The knobs were tuned on testdata/search/queries-dev.json. Everything it
+// needs is compiled in; nothing is read or fetched at run time.
 package search
 
 import (
 	"encoding/json"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 )
@@ -31,7 +47,8 @@ type Hit struct {
 
 // The fields of a tool.
 const (
-	fieldName       = iota // the tool's name and titles
+	fieldName       = iota // the tool's name and titles, but for their verbs
+	fieldNameVerb          // the verbs of the name and titles ("get", "list")
 	fieldSummary           // the description's first sentence
 	fieldBody              // the rest of the description
 	fieldParamNames        // parameter names (and enum values)
@@ -41,33 +58,73 @@ const (
 	numFields
 )
 
-// fieldWeights are BM25F's weight and length normalisation (b) per field. A
-// word in a tool's name says most about it; its description's first sentence
-// says what it is for; the rest of the description and the parameters'
-// descriptions are long and often about details, so they weigh less and are
-// normalised by their length, so that a long schema does not make its tool
-// match every request. The server's name and description lift all of its
-// tools alike, which is what tells two servers' similar tools apart.
-var fieldWeights = [numFields]struct{ weight, b float64 }{
-	fieldName:       {3.0, 0.3},
-	fieldSummary:    {2.0, 0.5},
-	fieldBody:       {0.6, 0.75},
-	fieldParamNames: {0.8, 0.5},
-	fieldParamDesc:  {0.4, 0.75},
-	fieldServer:     {1.0, 0.2},
-	fieldServerDesc: {0.5, 0.5},
-}
+// The ranking's knobs, tuned on testdata/search/queries-dev.json (make
+// search-eval prints what they give). They are variables only so that a
+// tuning test can vary them; nothing changes them at run time.
+var (
+	// fieldWeights are BM25F's weight and length normalisation (b) per
+	// field. A word in a tool's name says most about it; its description's
+	// first sentence says what it is for; the rest of the description and
+	// the parameters' descriptions are long and often about details, so they
+	// weigh less and are normalised by their length, so that a long schema
+	// does not make its tool match every request. The server's name and
+	// description lift all of its tools alike.
+	fieldWeights = [numFields]struct{ weight, b float64 }{
+		fieldName:       {3.0, 0.3},
+		fieldNameVerb:   {1.5, 0.3},
+		fieldSummary:    {2.0, 0.5},
+		fieldBody:       {0.6, 0.75},
+		fieldParamNames: {0.8, 0.5},
+		fieldParamDesc:  {0.4, 0.75},
+		fieldServer:     {1.0, 0.2},
+		fieldServerDesc: {0.5, 0.5},
+	}
+	// actionWeight is for a verb of [actionGroups] in a request: "get",
+	// "find", "list" are in the names of most servers' tools.
+	actionWeight = 1.0
+	// conceptWeight is for a concept of a request's word, against the
+	// word's own weight.
+	conceptWeight = 1.0
+	// synonymStack is the share of a word's other matching terms (its
+	// concepts) that adds to its best one.
+	synonymStack = 0.25
+	// laterStepWeight is for the words of a request's later steps.
+	laterStepWeight = 0.6
+	// coordPower: a tool's score is multiplied by the share of the
+	// request's words (those the index knows) that it matches, to this
+	// power, so that one rare word does not outrank a tool that matches the
+	// whole request.
+	coordPower = 0.5
+	// serverBoost: a tool's score is multiplied by 1 + serverBoost × its
+	// server's score over the best server's, in the server-level index.
+	serverBoost = 1.0
+	// serverB is the length normalisation of a server's document, and
+	// serverDocFields the fields of its tools that make it (their names
+	// but for the verbs: what the server is about).
+	serverB         = 0.5
+	serverDocFields = []int{fieldName}
+	// mentionBoost: a tool's score is multiplied by 1 + mentionBoost when
+	// the request names its toolbox or server ("on GitHub", "in Notion").
+	mentionBoost = 1.0
+	// A tool whose definition is longer than heavyTool bytes costs a
+	// host's context a lot each time it is offered, so it must match better
+	// than a lighter tool to be offered before it: its score is multiplied
+	// by (heavyTool/size)^heavyPenalty.
+	heavyTool    = 4 << 10
+	heavyPenalty = 0.5
+)
 
 const (
 	k1 = 1.2
-	// conceptWeight is a request's weight for a concept of its words, against
-	// 1 for the words themselves: a shared concept is weaker evidence than a
-	// shared word.
-	conceptWeight = 0.7
+	// serverFieldWeight is the weight of a server's own names and
+	// descriptions in its document.
+	serverFieldWeight = 3
 	// Bounds on what of a tool's input schema is read.
 	maxProperties  = 64
 	maxSchemaDepth = 4
 	maxParamDesc   = 300 // bytes of each parameter's description
+	// maxQuery bounds the bytes of a request that are read.
+	maxQuery = 4 << 10
 )
 
 // Index is the search's index over a set of tools. It is immutable after
@@ -77,6 +134,19 @@ type Index struct {
 	terms    map[string]int32
 	idf      []float64
 	postings [][]posting
+	// sizeFactor scales down the score of a tool whose definition is
+	// heavy for a host's context (see heavyTool).
+	sizeFactor []float64
+	// The servers (toolbox and server pairs): each doc's server, and a
+	// BM25 index over each server's tools taken together.
+	server   []int32
+	nServers int
+	sterms   map[string]int32
+	sidf     []float64
+	spost    [][]posting
+	// named maps a word of a toolbox's or server's name to the servers
+	// that have it, for a request that names where it wants to look.
+	named map[string][]int32
 }
 
 type posting struct {
@@ -89,17 +159,24 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs))}
+	for d, doc := range docs {
+		ix.sizeFactor[d] = 1
+		if n := len(doc.Tool); n > heavyTool {
+			ix.sizeFactor[d] = math.Pow(float64(heavyTool)/float64(n), heavyPenalty)
+		}
+	}
 	type fieldTerms struct {
 		terms []string
 		words int // the words among terms (the rest are concepts), its length
 	}
 	all := make([][numFields]fieldTerms, len(docs))
 	var totalLen [numFields]float64
+	cache := stemCache{}
 	for d, doc := range docs {
-		texts := docFields(doc)
+		texts := docFields(doc, cache)
 		for f, text := range texts {
-			t, n := terms(text)
+			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
 			totalLen[f] += float64(n)
 		}
@@ -140,57 +217,224 @@ func NewIndex(docs []Doc) *Index {
 		df := float64(len(p))
 		ix.idf[id] = math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
 	}
+	ix.indexServers(docs, func(d, f int) []string { return all[d][f].terms })
 	return ix
+}
+
+// indexServers builds the server-level index: a server's document is the
+// names of all its tools (but for their verbs) and its own names and
+// descriptions, so that a request about pods finds the Kubernetes server even
+// through a tool that does not say "pod".
+func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []string) {
+	ids := map[[2]string]int32{}
+	ix.server = make([]int32, len(docs))
+	ix.named = map[string][]int32{}
+	var tfs []map[string]float64
+	var lens []float64
+	for d, doc := range docs {
+		key := [2]string{doc.Toolbox, doc.Server}
+		sid, ok := ids[key]
+		if !ok {
+			sid = int32(len(tfs))
+			ids[key] = sid
+			tfs = append(tfs, map[string]float64{})
+			lens = append(lens, 0)
+			for _, f := range []int{fieldServer, fieldServerDesc} {
+				for _, t := range fieldTerms(d, f) {
+					tfs[sid][t] += serverFieldWeight
+				}
+			}
+		}
+		ix.server[d] = sid
+		if !ok {
+			for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
+				if stopWords[w] || actionStems[stem(w)] || len(w) < 3 {
+					continue
+				}
+				t := stem(w)
+				if !containsInt32(ix.named[t], sid) {
+					ix.named[t] = append(ix.named[t], sid)
+				}
+			}
+		}
+		for _, f := range serverDocFields {
+			for _, t := range fieldTerms(d, f) {
+				tfs[sid][t]++
+				lens[sid]++
+			}
+		}
+	}
+	ix.nServers = len(tfs)
+	ix.sterms = map[string]int32{}
+	total := 0.0
+	for _, l := range lens {
+		total += l
+	}
+	avg := math.Max(total/math.Max(float64(len(lens)), 1), 1)
+	for sid, tf := range tfs {
+		keys := make([]string, 0, len(tf))
+		for t := range tf {
+			keys = append(keys, t)
+		}
+		sort.Strings(keys)
+		norm := 1 - serverB + serverB*lens[sid]/avg
+		for _, t := range keys {
+			id, ok := ix.sterms[t]
+			if !ok {
+				id = int32(len(ix.spost))
+				ix.sterms[t] = id
+				ix.spost = append(ix.spost, nil)
+			}
+			v := tf[t] / norm
+			ix.spost[id] = append(ix.spost[id], posting{int32(sid), float32(v / (k1 + v))})
+		}
+	}
+	ix.sidf = make([]float64, len(ix.spost))
+	for id, p := range ix.spost {
+		df := float64(len(p))
+		ix.sidf[id] = math.Log(1 + (float64(ix.nServers)-df+0.5)/(df+0.5))
+	}
 }
 
 // Search returns the tools that match query, best first, at most limit of
 // them (all of them when limit <= 0). A tool matches when it shares a word or
 // a concept with the request; equal scores are ordered as the docs were given.
 func (ix *Index) Search(query string, limit int) []Hit {
-	t, n := terms(query)
-	if len(t) == 0 || ix.n == 0 {
+	if len(query) > maxQuery {
+		// A request says what it needs in its first few hundred words.
+		query = query[:maxQuery]
+	}
+	q := queryTerms(query)
+	if len(q) == 0 || ix.n == 0 {
 		return nil
 	}
-	// The request's terms in index order, each once with its larger weight,
-	// so that scores are summed in the same order at every search.
+	// The request's terms known to the index, each once with its largest
+	// weight, in index order, so that scores are summed in the same order at
+	// every search.
 	type qterm struct {
-		id int32
-		w  float64
+		id   int32
+		w    float64
+		mask uint64 // the slots of the request the term stands for
 	}
-	q := make([]qterm, 0, len(t))
-	for i, term := range t {
-		id, ok := ix.terms[term]
-		if !ok {
+	known := make([]qterm, 0, len(q))
+	for _, t := range q {
+		if id, ok := ix.terms[t.term]; ok {
+			known = append(known, qterm{id, t.weight, 1 << (t.slot % 64)})
+		}
+	}
+	if len(known) == 0 {
+		return nil
+	}
+	sort.Slice(known, func(i, j int) bool {
+		if known[i].id != known[j].id {
+			return known[i].id < known[j].id
+		}
+		return known[i].w > known[j].w
+	})
+	// One entry per term: the largest weight, every slot.
+	uniq := known[:1]
+	for _, qt := range known[1:] {
+		last := &uniq[len(uniq)-1]
+		if qt.id == last.id {
+			last.mask |= qt.mask
 			continue
 		}
-		w := 1.0
-		if i >= n {
-			w = conceptWeight
-		}
-		q = append(q, qterm{id, w})
+		uniq = append(uniq, qt)
 	}
-	if len(q) == 0 {
-		return nil
+	var allSlots uint64
+	for _, qt := range uniq {
+		allSlots |= qt.mask
 	}
-	sort.Slice(q, func(i, j int) bool {
-		if q[i].id != q[j].id {
-			return q[i].id < q[j].id
-		}
-		return q[i].w > q[j].w
+	// A word's terms (the word and its concepts) fill one slot: a tool
+	// scores the best of them and a share (synonymStack) of the rest, so
+	// that a word with many concepts does not outweigh the other words.
+	// A term that stands for several words counts once, in the first.
+	sort.SliceStable(uniq, func(i, j int) bool {
+		return bits.TrailingZeros64(uniq[i].mask) < bits.TrailingZeros64(uniq[j].mask)
 	})
 	scores := make([]float64, ix.n)
-	for i, qt := range q {
-		if i > 0 && q[i-1].id == qt.id {
-			continue
+	filled := make([]uint64, ix.n)
+	best := make([]float64, ix.n)
+	sum := make([]float64, ix.n)
+	var touched []int32
+	for i := 0; i < len(uniq); {
+		slot := bits.TrailingZeros64(uniq[i].mask)
+		j := i
+		for ; j < len(uniq) && bits.TrailingZeros64(uniq[j].mask) == slot; j++ {
+			qt := uniq[j]
+			qw := qt.w * ix.idf[qt.id]
+			for _, p := range ix.postings[qt.id] {
+				c := qw * float64(p.sat)
+				if sum[p.doc] == 0 {
+					touched = append(touched, p.doc)
+				}
+				sum[p.doc] += c
+				best[p.doc] = math.Max(best[p.doc], c)
+				filled[p.doc] |= qt.mask
+			}
 		}
-		qw := qt.w * ix.idf[qt.id]
-		for _, p := range ix.postings[qt.id] {
-			scores[p.doc] += qw * float64(p.sat)
+		for _, d := range touched {
+			scores[d] += best[d] + synonymStack*(sum[d]-best[d])
+			best[d], sum[d] = 0, 0
+		}
+		touched = touched[:0]
+		i = j
+	}
+	if coordPower > 0 {
+		total := float64(bits.OnesCount64(allSlots))
+		for d, s := range scores {
+			if s > 0 {
+				scores[d] = s * math.Pow(float64(bits.OnesCount64(filled[d]))/total, coordPower)
+			}
+		}
+	}
+	if serverBoost > 0 && ix.nServers > 1 {
+		sscores := make([]float64, ix.nServers)
+		for _, t := range q {
+			id, ok := ix.sterms[t.term]
+			if !ok {
+				continue
+			}
+			for _, p := range ix.spost[id] {
+				sscores[p.doc] += t.weight * ix.sidf[id] * float64(p.sat)
+			}
+		}
+		best := 0.0
+		for _, s := range sscores {
+			best = math.Max(best, s)
+		}
+		if best > 0 {
+			for d, s := range scores {
+				if s > 0 {
+					scores[d] = s * (1 + serverBoost*sscores[ix.server[d]]/best)
+				}
+			}
+		}
+	}
+	if mentionBoost > 0 {
+		var named []int32
+		for _, t := range q {
+			if !strings.HasPrefix(t.term, "~") {
+				for _, sid := range ix.named[t.term] {
+					if !containsInt32(named, sid) {
+						named = append(named, sid)
+					}
+				}
+			}
+		}
+		// A word that names every server tells none apart.
+		if len(named) > 0 && len(named) < ix.nServers {
+			for d, s := range scores {
+				if s > 0 && containsInt32(named, ix.server[d]) {
+					scores[d] = s * (1 + mentionBoost)
+				}
+			}
 		}
 	}
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
+			s *= ix.sizeFactor[d]
 			hits = append(hits, Hit{d, s})
 		}
 	}
@@ -207,23 +451,22 @@ func (ix *Index) Search(query string, limit int) []Hit {
 }
 
 // docFields is the text of each field of doc.
-func docFields(doc Doc) [numFields]string {
+func docFields(doc Doc, cache stemCache) [numFields]string {
 	var f [numFields]string
 	f[fieldServer] = doc.Toolbox + " " + doc.Server
 	f[fieldServerDesc] = doc.ToolboxDescription + "\n" + doc.ServerDescription
-	var tool map[string]json.RawMessage
+	// One decoding of the whole tool; each part is then read for what it
+	// is, and a part of the wrong type is read as missing.
+	var tool map[string]any
 	if json.Unmarshal(doc.Tool, &tool) != nil {
 		return f
 	}
-	var name, title, desc string
-	json.Unmarshal(tool["name"], &name)
-	json.Unmarshal(tool["title"], &title)
-	json.Unmarshal(tool["description"], &desc)
-	var ann struct {
-		Title string `json:"title"`
-	}
-	json.Unmarshal(tool["annotations"], &ann)
-	f[fieldName] = name + " " + title + " " + ann.Title
+	name, _ := tool["name"].(string)
+	title, _ := tool["title"].(string)
+	desc, _ := tool["description"].(string)
+	ann, _ := tool["annotations"].(map[string]any)
+	annTitle, _ := ann["title"].(string)
+	f[fieldName], f[fieldNameVerb] = splitVerbs(name+" "+title+" "+annTitle, cache)
 	f[fieldSummary], f[fieldBody] = firstSentence(desc)
 	var names, descs strings.Builder
 	count := 0
@@ -233,22 +476,33 @@ func docFields(doc Doc) [numFields]string {
 	return f
 }
 
+// splitVerbs splits a tool's name into its verbs (the words of
+// [actionGroups]) and its other words. Most tools' names start with one of a
+// few verbs, so a request's verb finds hundreds of tools by name; the name's
+// other words are what sets a tool apart.
+func splitVerbs(name string, cache stemCache) (others, verbs string) {
+	var o, v []string
+	for _, w := range splitWords(plainURLs(name)) {
+		if !stopWords[w] && actionStems[cache.stem(w)] {
+			v = append(v, w)
+		} else {
+			o = append(o, w)
+		}
+	}
+	return strings.Join(o, " "), strings.Join(v, " ")
+}
+
 // schemaText writes the property names of an input schema (and of the objects
 // nested in it, and their enum values) to names and their descriptions to
 // descs, reading at most maxProperties properties maxSchemaDepth levels deep.
-func schemaText(raw json.RawMessage, depth int, count *int, names, descs *strings.Builder) {
-	if len(raw) == 0 || depth > maxSchemaDepth {
+func schemaText(schema any, depth int, count *int, names, descs *strings.Builder) {
+	s, ok := schema.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
 		return
 	}
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Items      json.RawMessage            `json:"items"`
-	}
-	if json.Unmarshal(raw, &s) != nil {
-		return
-	}
-	keys := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
+	props, _ := s["properties"].(map[string]any)
+	keys := make([]string, 0, len(props))
+	for k := range props {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -259,27 +513,24 @@ func schemaText(raw json.RawMessage, depth int, count *int, names, descs *string
 		*count++
 		names.WriteString(k)
 		names.WriteByte(' ')
-		var p struct {
-			Description string `json:"description"`
-			Enum        []any  `json:"enum"`
-		}
-		json.Unmarshal(s.Properties[k], &p)
-		d := p.Description
+		p, _ := props[k].(map[string]any)
+		d, _ := p["description"].(string)
 		if len(d) > maxParamDesc {
 			d = d[:maxParamDesc]
 		}
 		descs.WriteString(d)
 		descs.WriteString("\n")
-		for _, e := range p.Enum {
+		enum, _ := p["enum"].([]any)
+		for _, e := range enum {
 			if e, ok := e.(string); ok {
 				names.WriteString(e)
 				names.WriteByte(' ')
 			}
 		}
-		schemaText(s.Properties[k], depth+1, count, names, descs)
+		schemaText(p, depth+1, count, names, descs)
 	}
-	if len(s.Items) > 0 {
-		schemaText(s.Items, depth+1, count, names, descs)
+	if items, ok := s["items"]; ok {
+		schemaText(items, depth+1, count, names, descs)
 	}
 }
 
@@ -310,6 +561,15 @@ func abbreviation(text string) bool {
 	switch strings.ToLower(text[i+1:]) {
 	case "e.g", "i.e", "etc", "vs", "eg", "ie":
 		return true
+	}
+	return false
+}
+
+func containsInt32(list []int32, v int32) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
 	}
 	return false
 }

@@ -3,7 +3,9 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -15,17 +17,18 @@ func TestSplitWords(t *testing.T) {
 	}{
 		{"read_file", []string{"read", "file"}},
 		{"browser-navigate", []string{"browser", "navigate"}},
-		{"getTinyImage", []string{"get", "tiny", "image"}},
-		{"GetTinyImage", []string{"get", "tiny", "image"}},
-		{"HTTPServer", []string{"http", "server"}},
-		{"parseJSONBody", []string{"parse", "json", "body"}},
+		{"getTinyImage", []string{"get", "tiny", "image", "gettinyimage"}},
+		{"GetTinyImage", []string{"get", "tiny", "image", "gettinyimage"}},
+		{"GitHub", []string{"git", "hub", "github"}},
+		{"HTTPServer", []string{"http", "server", "httpserver"}},
+		{"parseJSONBody", []string{"parse", "json", "body", "parsejsonbody"}},
 		{"fs.read.file", []string{"fs", "read", "file"}},
-		{"base64Encode", []string{"base", "64", "encode"}},
-		{"v2", []string{"v", "2"}},
-		{"list_files_v2", []string{"list", "files", "v", "2"}},
+		{"base64Encode", []string{"base", "64", "encode", "base64encode"}},
+		{"v2", []string{"v", "2", "v2"}},
+		{"list_files_v2", []string{"list", "files", "v", "2", "v2"}},
 		{"mcp__github__create_issue", []string{"mcp", "github", "create", "issue"}},
 		{"  ", nil},
-		{"ÉcrireFichier", []string{"écrire", "fichier"}},
+		{"ÉcrireFichier", []string{"écrire", "fichier", "écrirefichier"}},
 		{"获取文件", []string{"获取文件"}},
 		{"naïve café", []string{"naïve", "café"}},
 		{"ALLCAPS", []string{"allcaps"}},
@@ -57,7 +60,13 @@ func TestTerms(t *testing.T) {
 	if !containsString(got[n:], "~pullrequest") {
 		t.Errorf("concepts lack ~pullrequest: %q", got[n:])
 	}
-	got, n = terms("pull the request")
+	// Stop words between the words of a phrase are left out...
+	got, n = terms("file a bug")
+	if !containsString(got[n:], "~create") {
+		t.Errorf("concepts of %q lack ~create: %q", "file a bug", got[n:])
+	}
+	// ...but other words are not.
+	got, n = terms("pull latest request")
 	if containsString(got[n:], "~pullrequest") {
 		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
 	}
@@ -172,6 +181,11 @@ func TestSearchNothing(t *testing.T) {
 			t.Errorf("Search(%q) = %+v, want no hits", q, got)
 		}
 	}
+	// A huge request is read up to its bound, and still finds by its start.
+	huge := "move file " + strings.Repeat("zzz ", 1<<20)
+	if got := names(smallDocs, ix.Search(huge, 1)); len(got) != 1 || got[0] != "move_file" {
+		t.Errorf("a 4 MB request found %q, want move_file", got)
+	}
 	if got := NewIndex(nil).Search("file", 5); len(got) != 0 {
 		t.Errorf("empty index found %+v", got)
 	}
@@ -264,5 +278,141 @@ func TestClosest(t *testing.T) {
 	long := string(make([]byte, 10000))
 	if got := Closest(long, names, 3); len(got) != 0 {
 		t.Errorf("a long name of NULs matched %q", got)
+	}
+}
+
+func TestPlainURLs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"open https://example.com/a?b=c now", "open url now"},
+		{"go to www.example.org", "go to url"},
+		{"load example.com please", "load url please"},
+		{"read src/main.go and ./docs/x", "read path and path"},
+		{"edit config.yaml", "edit file"},
+		{"fork torvalds/linux", "fork "},
+		{"what's new in v2.3.0", "what's new in version"},
+		{"click 'Load more' then wait for \"Saved\"", "click   then wait for  "},
+		{"what's Bob's role", "what's Bob's role"},
+		{"plain words only", "plain words only"},
+		{"e.g. this", "e.g. this"},
+	} {
+		if got := plainURLs(tc.in); got != tc.want {
+			t.Errorf("plainURLs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestAbbreviations(t *testing.T) {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"k8s", "kubernetes"}} {
+		if a, b := stem(pair[0]), stem(pair[1]); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
+		}
+	}
+	if stem("production") == stem("product") {
+		t.Error("production and product share a stem")
+	}
+}
+
+func queryTermSet(q string) map[string]float64 {
+	m := map[string]float64{}
+	for _, t := range queryTerms(q) {
+		m[t.term] = max(m[t.term], t.weight)
+	}
+	return m
+}
+
+func TestQueryTerms(t *testing.T) {
+	// A phrase stands for its concept alone: "log in" is not about logs.
+	got := queryTermSet("log in to the dashboard")
+	if got["~login"] != 1 || got["log"] != 0 || got["~log"] != 0 {
+		t.Errorf("log in: %v", got)
+	}
+	// A verb phrase on a word's concept keeps the word: "open a ticket"
+	// is creating (not opening) and still about tickets.
+	got = queryTermSet("open a ticket")
+	if got["~create"] == 0 || got["ticket"] == 0 || got["~issue"] == 0 || got["open"] != 0 || got["~navigate"] != 0 {
+		t.Errorf("open a ticket: %v", got)
+	}
+	// Question words name what is asked for, in requests only.
+	if got = queryTermSet("who is on the team"); got["~user"] == 0 {
+		t.Errorf("who: %v", got)
+	}
+	if doc, n := terms("Use this when you need who"); containsString(doc[n:], "~user") || containsString(doc[n:], "~time") {
+		t.Errorf("a description's question words named concepts: %q", doc[n:])
+	}
+	// The words of a later step weigh less.
+	got = queryTermSet("read the issue and then close it")
+	if !(got["issu"] == 1 && got["close"] > 0 && got["close"] < 1) {
+		t.Errorf("later step: %v", got)
+	}
+}
+
+func TestClauses(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"find the bug", []string{"find the bug"}},
+		{"find the bug and then fix it", []string{"find the bug", "and then fix it"}},
+		{"load the site so I can log in", []string{"load the site", "so I can log in"}},
+		{"check logs; restart the pod", []string{"check logs;", "restart the pod"}},
+		{"read this and that", []string{"read this and that"}},
+		{"then", []string{"then"}},
+	} {
+		if got := clauses(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("clauses(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNamedServerLifted(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "tracker", Server: "github", Tool: tool("create_issue", "Create an issue.")},
+		{Toolbox: "boards", Server: "azure", Tool: tool("create_issue", "Create an issue.")},
+	}
+	ix := NewIndex(docs)
+	if hits := ix.Search("create an issue in azure", 2); len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("naming the server: %+v, want azure's tool first", hits)
+	}
+	if hits := ix.Search("create an issue on the tracker", 2); len(hits) != 2 || hits[0].Doc != 0 {
+		t.Errorf("naming the toolbox: %+v, want the tracker's tool first", hits)
+	}
+}
+
+func TestHeavyToolMustMatchBetter(t *testing.T) {
+	long := strings.Repeat("x", 40<<10)
+	docs := []Doc{
+		{Server: "a", Tool: tool("search_places", "Search places.", "padding", long)},
+		{Server: "b", Tool: tool("search_places", "Search places.")},
+	}
+	hits := NewIndex(docs).Search("search places", 2)
+	if len(hits) != 2 || hits[0].Doc != 1 || hits[1].Score >= hits[0].Score {
+		t.Errorf("equal tools, one of 40 KB: %+v, want the light one first", hits)
+	}
+}
+
+func TestShareOfWordsMatched(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("alpha_tool", "Works on alpha.")},
+		{Server: "s", Tool: tool("alpha_beta_tool", "Works on alpha and beta.")},
+	}
+	ix := NewIndex(docs)
+	score := func(q string, doc int) float64 {
+		for _, h := range ix.Search(q, 0) {
+			if h.Doc == doc {
+				return h.Score
+			}
+		}
+		t.Fatalf("%q did not find doc %d", q, doc)
+		return 0
+	}
+	// alpha_tool matches one of the two words of "alpha beta": its score
+	// is that of "alpha" alone times the square root of 1/2.
+	one, two := score("alpha", 0), score("alpha beta", 0)
+	if want := one * math.Sqrt(0.5); math.Abs(two-want) > 1e-9*want {
+		t.Errorf("score for half the words = %v, want %v (%v × √½)", two, want, one)
+	}
+	// A word the index does not know does not count against anyone.
+	if unknown := score("alpha zzzqqq", 0); math.Abs(unknown-one) > 1e-9*one {
+		t.Errorf("an unknown word changed the score: %v, want %v", unknown, one)
 	}
 }

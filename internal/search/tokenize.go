@@ -12,17 +12,29 @@ import (
 // letter or a digit (so snake_case, kebab-case, dotted.names and paths come
 // apart), at a lower-to-upper case change (camelCase), before the last capital
 // of a run of capitals followed by a lower-case letter (HTTPServer → http,
-// server) and between letters and digits (base64 → base, 64). Letters of any
-// script count as letters; marks (accents written as combining characters)
-// stay inside their word.
+// server) and between letters and digits (base64 → base, 64). A run cut at
+// case changes or digits is also kept whole after its parts (GitHub → git,
+// hub, github), so that a request that writes it as one word finds it.
+// Letters of any script count as letters; marks (accents written as
+// combining characters) stay inside their word.
 func splitWords(text string) []string {
 	var words []string
+	start := 0 // the first word of the current run of letters and digits
+	var run strings.Builder
 	var b strings.Builder
 	flush := func() {
 		if b.Len() > 0 {
 			words = append(words, b.String())
 			b.Reset()
 		}
+	}
+	endRun := func() {
+		flush()
+		if len(words)-start > 1 {
+			words = append(words, run.String())
+		}
+		run.Reset()
+		start = len(words)
 	}
 	const (
 		other = iota
@@ -45,7 +57,7 @@ func splitWords(text string) []string {
 	for _, r := range text {
 		c := class(r)
 		if c == other {
-			flush()
+			endRun()
 			prev = other
 			continue
 		}
@@ -64,10 +76,12 @@ func splitWords(text string) []string {
 				b.WriteRune(last)
 			}
 		}
-		b.WriteRune(unicode.ToLower(r))
+		lr := unicode.ToLower(r)
+		b.WriteRune(lr)
+		run.WriteRune(lr)
 		prev = c
 	}
-	flush()
+	endRun()
 	return words
 }
 
@@ -83,6 +97,7 @@ var stopWords = func() map[string]bool {
 	if then than so such too very just also only not no yes
 	please need needs want wants wanted like let lets let's help tool tools use using used
 	some any each every all both either neither few more most other own same
+	everything anything something nothing everyone anyone someone
 	about above after again against below between during before over under until while
 	up down out off once further via per etc e.g i.e
 	s t d ll m re ve`) {
@@ -91,15 +106,66 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
+// abbreviations are short forms written for the same word in tools and
+// requests alike; each is read as its full form before stemming.
+var abbreviations = map[string]string{
+	"repo": "repository", "repos": "repositories",
+	"db": "database", "dbs": "databases",
+	"dir": "directory", "dirs": "directories",
+	"msg": "message", "msgs": "messages",
+	"k8s": "kubernetes",
+	"env": "environment", "envs": "environments",
+	"info":   "information",
+	"prod":   "production",
+	"config": "configuration", "configs": "configurations",
+	"auth": "authentication",
+	"org":  "organization", "orgs": "organizations",
+	"pic": "picture", "pics": "pictures",
+	"img": "image", "imgs": "images",
+	"doc": "documentation", "docs": "documentation",
+}
+
 // stem reduces an English word to its stem; words that are not plain ASCII
 // letters (other scripts, numbers) are kept as they are.
 func stem(w string) string {
+	if full, ok := abbreviations[w]; ok {
+		w = full
+	}
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c < 'a' || c > 'z' {
 			return w
 		}
 	}
+	if s, ok := stemExceptions[w]; ok {
+		return s
+	}
 	return english.Stem(w, true)
+}
+
+// stemCache remembers the stems of words; a nil one remembers nothing.
+type stemCache map[string]string
+
+func (c stemCache) stem(w string) string {
+	if c == nil {
+		return stem(w)
+	}
+	s, ok := c[w]
+	if !ok {
+		s = stem(w)
+		c[w] = s
+	}
+	return s
+}
+
+// stemExceptions keep apart words the stemmer would join although tools use
+// them for different things.
+var stemExceptions = map[string]string{
+	"production":  "production", // not "product" (a shop's products)
+	"productions": "production",
+	"locate":      "locate", // not "location" (places on a map)
+	"locates":     "locate",
+	"located":     "locate",
+	"locating":    "locate",
 }
 
 // terms turns text into the index's terms: words split as [splitWords] does,
@@ -107,7 +173,13 @@ func stem(w string) string {
 // the words or pairs of neighbouring words name ("log in", "pull request")
 // appended. The first n terms are the words; the rest are concepts.
 func terms(text string) (t []string, n int) {
-	words := splitWords(text)
+	return termsWith(text, nil)
+}
+
+// termsWith is [terms] with a cache of stems (nil for none): an index's
+// tools share most of their words, and stemming is most of its cost.
+func termsWith(text string, cache stemCache) (t []string, n int) {
+	words := splitWords(plainURLs(text))
 	out := make([]string, 0, len(words)+len(words)/2)
 	stems := make([]string, len(words))
 	for i, w := range words {
@@ -115,8 +187,266 @@ func terms(text string) (t []string, n int) {
 			stems[i] = w
 			continue
 		}
-		stems[i] = stem(w)
+		stems[i] = cache.stem(w)
 		out = append(out, stems[i])
 	}
 	return appendConcepts(out, stems), len(out)
+}
+
+// plainURLs drops quoted text (see [dropQuoted]), then replaces each web
+// address in text by the word "url", each path
+// (words joined by "/") by "path" and each file name with a common extension
+// by "file": the words inside them (a host, folders, a file's name) say
+// nothing about which tool is wanted, and what they are says a lot.
+func plainURLs(text string) string {
+	text = dropQuoted(text)
+	if !strings.ContainsAny(text, "/.") {
+		return text
+	}
+	fields := strings.Fields(text)
+	for i, f := range fields {
+		f = strings.Trim(f, "\"'`()[]{}<>,;:!?")
+		switch {
+		case strings.Contains(f, "://") || strings.HasPrefix(f, "www.") || hostName(f):
+			fields[i] = "url"
+		case ownerName(f):
+			// "acme/app": a repository, a branch, a folder; nothing to go by.
+			fields[i] = ""
+		case strings.Count(f, "/") > 0 && len(f) > 1:
+			fields[i] = "path"
+		case fileName(f):
+			fields[i] = "file"
+		case versionNumber(f):
+			fields[i] = "version"
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// dropQuoted removes the text inside quotes ('Saved', "Load more", `x`,
+// “y”): in a request it is data (a label to click, a text to wait for, a
+// line to replace), not a word about the tool wanted; in a tool's
+// description it is an example or another tool's name. A quote opens at the
+// start of a word and closes at the end of one, so apostrophes ("what's",
+// "Bob's") are left alone.
+func dropQuoted(text string) string {
+	if !strings.ContainsAny(text, "'\"`“‘") {
+		return text
+	}
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	var b strings.Builder
+	b.Grow(len(text))
+	prev := ' '
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if closer, ok := quotePairs[r]; ok && !isWord(prev) {
+			// The closing quote that ends a word.
+			end := -1
+			for j := i + size; j < len(text); {
+				c, n := utf8.DecodeRuneInString(text[j:])
+				if c == closer && j > i+size {
+					next, _ := utf8.DecodeRuneInString(text[j+n:])
+					if j+n == len(text) || !isWord(next) {
+						end = j + n
+						break
+					}
+				}
+				j += n
+			}
+			if end > 0 {
+				b.WriteByte(' ')
+				i, prev = end, ' '
+				continue
+			}
+		}
+		b.WriteString(text[i : i+size])
+		prev = r
+		i += size
+	}
+	return b.String()
+}
+
+var quotePairs = map[rune]rune{'\'': '\'', '"': '"', '`': '`', '“': '”', '‘': '’'}
+
+// ownerName reports whether s is two names joined by one slash, as a
+// repository ("acme/app") or a branch ("feature/login") is written.
+func ownerName(s string) bool {
+	a, b, ok := strings.Cut(s, "/")
+	if !ok || a == "" || b == "" || strings.Contains(b, "/") {
+		return false
+	}
+	for _, r := range s {
+		if r != '/' && r != '-' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// versionNumber reports whether s is a dotted version number: "v2.3.0",
+// "1.2".
+func versionNumber(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "v"), "V")
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.TrimFunc(p, unicode.IsDigit) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// hostName reports whether s looks like a web host: dotted words ending in a
+// common top-level domain ("example.com", "docs.python.org").
+func hostName(s string) bool {
+	dot := strings.LastIndexByte(s, '.')
+	if dot <= 0 || strings.ContainsAny(s, "@ ") {
+		return false
+	}
+	return topLevelDomains[strings.ToLower(s[dot+1:])]
+}
+
+var topLevelDomains = func() map[string]bool {
+	m := map[string]bool{}
+	for _, d := range strings.Fields("com org net io dev app ai co edu gov info biz me tv uk de fr nl eu us ca jp cn ru in au") {
+		m[d] = true
+	}
+	return m
+}()
+
+// fileName reports whether s ends in the extension of a common kind of file.
+func fileName(s string) bool {
+	dot := strings.LastIndexByte(s, '.')
+	if dot <= 0 || dot == len(s)-1 {
+		return false
+	}
+	return fileExtensions[strings.ToLower(s[dot+1:])]
+}
+
+var fileExtensions = func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range strings.Fields(`txt md markdown json yaml yml toml ini cfg conf csv tsv xml html htm css
+	js mjs cjs ts tsx jsx go py rb rs java kt c h cpp hpp cs php sh bash zsh ps1 sql
+	pdf png jpg jpeg gif svg webp ico mp3 mp4 wav zip gz tar tgz log lock mod sum env`) {
+		m[e] = true
+	}
+	return m
+}()
+
+// queryConcepts are the concepts of stop words that name one in a request
+// ("who is on the team": people), though not in a tool's description, where
+// they are everywhere ("use this when ...").
+var queryConcepts = map[string][]string{
+	"who":   {"~user"},
+	"whom":  {"~user"},
+	"which": {"~list"},
+	"where": {"~search"},
+	"when":  {"~time"},
+	"until": {"~wait"},
+}
+
+// A query term and its weight in the request. Slot is the word of the
+// request it stands for (the first one of a phrase); a request's words are
+// its slots, which a tool fills by matching any term of the word.
+type queryTerm struct {
+	term   string
+	weight float64
+	slot   int
+}
+
+// queryTerms are the terms of a request with their weights. They are those of
+// [terms], except that a pair of words that names a concept ("log in", "pull
+// request", "look up") stands for its concept only, at full weight: its words
+// on their own would find other things ("log" finds logs).
+func queryTerms(query string) []queryTerm {
+	var out []queryTerm
+	slots := 0
+	for i, clause := range clauses(query) {
+		w := 1.0
+		if i > 0 {
+			w = laterStepWeight
+		}
+		ts, n := clauseTerms(clause)
+		for _, t := range ts {
+			out = append(out, queryTerm{t.term, t.weight * w, slots + t.slot})
+		}
+		slots += n
+	}
+	return out
+}
+
+// clauses cuts a request into its steps, at the words that chain steps
+// ("and then", "then", "so", "before", ";"): the first step is what the
+// request needs first, the later ones what it is for.
+func clauses(query string) []string {
+	fields := strings.Fields(query)
+	var out []string
+	start := 0
+	for i, f := range fields {
+		lf := strings.ToLower(strings.Trim(f, ",.!?"))
+		cut := -1 // the field at which the next clause starts
+		switch {
+		case strings.HasSuffix(f, ";"):
+			cut = i + 1
+		case lf == "then" && i > 0 && strings.ToLower(fields[i-1]) == "and":
+			// Cut already at "and".
+		case lf == "then" || lf == "so" || lf == "before" || lf == "afterwards":
+			cut = i
+		case lf == "and" && i+1 < len(fields) && strings.ToLower(fields[i+1]) == "then":
+			cut = i
+		}
+		if cut > start && cut < len(fields) {
+			out = append(out, strings.Join(fields[start:cut], " "))
+			start = cut
+		}
+	}
+	return append(out, strings.Join(fields[start:], " "))
+}
+
+// clauseTerms returns the terms of one clause and its number of words.
+func clauseTerms(query string) ([]queryTerm, int) {
+	words := splitWords(plainURLs(query))
+	stems := make([]string, len(words))
+	for i, w := range words {
+		if stopWords[w] {
+			stems[i] = w
+		} else {
+			stems[i] = stem(w)
+		}
+	}
+	var out []queryTerm
+	covered := make([]bool, len(words))
+	for _, p := range conceptPairs(stems) {
+		for _, t := range p.concepts {
+			out = append(out, queryTerm{t, 1, p.first})
+		}
+		covered[p.first] = true
+		if p.whole {
+			covered[p.second] = true
+		}
+	}
+	for i, s := range stems {
+		if covered[i] {
+			continue
+		}
+		if stopWords[words[i]] {
+			// A few question words say what is asked for ("who": people).
+			for _, t := range queryConcepts[words[i]] {
+				out = append(out, queryTerm{t, conceptWeight, i})
+			}
+			continue
+		}
+		w := 1.0
+		if actionStems[s] {
+			w = actionWeight
+		}
+		out = append(out, queryTerm{s, w, i})
+		for _, t := range concepts[s] {
+			out = append(out, queryTerm{t, w * conceptWeight, i})
+		}
+	}
+	return out, len(words)
 }
