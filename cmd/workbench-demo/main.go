@@ -68,6 +68,17 @@ func demo(bin, cfgPath string) error {
 	}
 	step("tools/list: %s (%d bytes for the host's context)", strings.Join(names, ", "), len(b))
 
+	// A search across every toolbox: the catalog does not know them yet,
+	// so their servers start to be searched; later searches start nothing.
+	step(`open_toolbox {"query": "remember a fact about a project", "limit": 3}`)
+	start = time.Now()
+	res, err := call(ctx, cs, "open_toolbox", map[string]any{"query": "remember a fact about a project", "limit": 3})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("searched in %v\n", time.Since(start).Round(time.Millisecond))
+	summarizeSearch(res)
+
 	toolboxes := init.Instructions
 	for _, line := range strings.Split(toolboxes, "\n") {
 		if !strings.Contains(line, "(") || strings.HasPrefix(line, " ") || strings.HasPrefix(line, "Use ") {
@@ -164,6 +175,31 @@ func summarizeOpen(res *mcp.CallToolResult) {
 		names = append(names, t.SourceServer+"/"+t.Name)
 	}
 	fmt.Printf("tools: %s\nresult: %d bytes of compact JSON\n", strings.Join(names, ", "), len(text))
+}
+
+func summarizeSearch(res *mcp.CallToolResult) {
+	if len(res.Content) == 0 {
+		return
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var r struct {
+		Tools []struct {
+			Name    string `json:"name"`
+			Server  string `json:"source_server"`
+			Toolbox string `json:"toolbox_name"`
+		} `json:"tools"`
+		More []struct{ Toolbox, Server, Tool string } `json:"more"`
+	}
+	if json.Unmarshal([]byte(text), &r) != nil {
+		return
+	}
+	for i, t := range r.Tools {
+		fmt.Printf("match %d: %s/%s/%s (whole object)\n", i+1, t.Toolbox, t.Server, t.Name)
+	}
+	for _, m := range r.More {
+		fmt.Printf("more:    %s/%s/%s (named)\n", m.Toolbox, m.Server, m.Tool)
+	}
+	fmt.Printf("result: %d bytes of compact JSON\n", len(text))
 }
 
 func clip(s string, n int) string {
