@@ -26,7 +26,10 @@ type tool struct {
 	text string
 }
 
-// A query is one entry of queries-heldout.json.
+// queryFiles are the held-out query sets; each gets the same checks.
+var queryFiles = []string{"queries-heldout.json", "queries-heldout2.json"}
+
+// A query is one entry of a held-out query file.
 type query struct {
 	Query  string   `json:"query"`
 	Kind   string   `json:"kind"`
@@ -99,18 +102,24 @@ func checkToolFile(file string, data []byte) (map[string]tool, []string) {
 	return tools, problems
 }
 
-// checkQueries checks the held-out queries against the captured tools.
-func checkQueries(queries []query, tools map[string]tool) []string {
+// normalize is a query as compared for repeats: lower case, single spaces,
+// no closing punctuation.
+func normalize(q string) string {
+	return strings.Join(strings.Fields(strings.ToLower(strings.TrimRight(q, ".?! "))), " ")
+}
+
+// checkQueries checks the held-out queries of file against the captured tools.
+func checkQueries(file string, queries []query, tools map[string]tool) []string {
 	var problems []string
 	seen := make(map[string]int)
 	for i, q := range queries {
 		bad := func(format string, args ...any) {
-			problems = append(problems, fmt.Sprintf("queries-heldout.json[%d] (%q): ", i, q.Query)+fmt.Sprintf(format, args...))
+			problems = append(problems, fmt.Sprintf("%s[%d] (%q): ", file, i, q.Query)+fmt.Sprintf(format, args...))
 		}
 		if strings.TrimSpace(q.Query) == "" {
 			bad("empty query")
 		}
-		norm := strings.Join(strings.Fields(strings.ToLower(strings.TrimRight(q.Query, ".?! "))), " ")
+		norm := normalize(q.Query)
 		if j, dup := seen[norm]; dup {
 			bad("same query as [%d]", j)
 		} else {
@@ -141,6 +150,22 @@ func checkQueries(queries []query, tools map[string]tool) []string {
 		}
 		if q.Kind == "ambiguous" && len(servers) < 2 {
 			bad("ambiguous, but every expected tool is on one server")
+		}
+	}
+	return problems
+}
+
+// checkNoRepeats reports every query of file that repeats one of earlier,
+// a query set of earlierFile: a later held-out set must be new queries.
+func checkNoRepeats(file string, queries []query, earlierFile string, earlier []query) []string {
+	seen := make(map[string]int)
+	for i, q := range earlier {
+		seen[normalize(q.Query)] = i
+	}
+	var problems []string
+	for i, q := range queries {
+		if j, dup := seen[normalize(q.Query)]; dup {
+			problems = append(problems, fmt.Sprintf("%s[%d] (%q): same query as %s[%d]", file, i, q.Query, earlierFile, j))
 		}
 	}
 	return problems
@@ -217,8 +242,9 @@ func sharedWords(a, b string) []string {
 	return shared
 }
 
-// loadAll reads every captured tool list and the held-out queries.
-func loadAll(t *testing.T) (map[string]tool, []string, []query) {
+// loadTools reads and checks every captured tool list, and returns the tools
+// keyed "server/tool" and the servers' names.
+func loadTools(t *testing.T) (map[string]tool, []string) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dataDir, "tools", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -240,7 +266,13 @@ func loadAll(t *testing.T) (map[string]tool, []string, []query) {
 		}
 		servers = append(servers, strings.TrimSuffix(filepath.Base(f), ".json"))
 	}
-	data, err := os.ReadFile(filepath.Join(dataDir, "queries-heldout.json"))
+	return all, servers
+}
+
+// loadQueries reads one held-out query file.
+func loadQueries(t *testing.T, file string) []query {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dataDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +280,13 @@ func loadAll(t *testing.T) (map[string]tool, []string, []query) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&queries); err != nil {
-		t.Fatalf("queries-heldout.json: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
-	return all, servers, queries
+	return queries
 }
 
 func TestToolLists(t *testing.T) {
-	tools, servers, _ := loadAll(t)
+	tools, servers := loadTools(t)
 	if len(servers) < 12 {
 		t.Errorf("%d servers captured, want at least 12", len(servers))
 	}
@@ -272,12 +304,23 @@ func TestToolLists(t *testing.T) {
 }
 
 func TestHeldOutQueries(t *testing.T) {
-	tools, servers, queries := loadAll(t)
-	for _, p := range checkQueries(queries, tools) {
+	tools, servers := loadTools(t)
+	for _, file := range queryFiles {
+		t.Run(file, func(t *testing.T) {
+			checkQuerySet(t, file, loadQueries(t, file), tools, servers)
+		})
+	}
+}
+
+// checkQuerySet checks one held-out query file: each query, its size, its
+// kinds, its share of paraphrases and that it covers every server.
+func checkQuerySet(t *testing.T, file string, queries []query, tools map[string]tool, servers []string) {
+	t.Helper()
+	for _, p := range checkQueries(file, queries, tools) {
 		t.Error(p)
 	}
 	if len(queries) < 120 {
-		t.Errorf("%d queries, want at least 120", len(queries))
+		t.Errorf("%s: %d queries, want at least 120", file, len(queries))
 	}
 	perKind := make(map[string]int)
 	covered := make(map[string]bool)
@@ -289,18 +332,34 @@ func TestHeldOutQueries(t *testing.T) {
 	}
 	for _, k := range kinds {
 		if perKind[k] == 0 {
-			t.Errorf("no %s query", k)
+			t.Errorf("%s: no %s query", file, k)
 		}
 	}
 	if 10*perKind["paraphrase"] < 3*len(queries) {
-		t.Errorf("%d of %d queries are paraphrases, want at least 30%%", perKind["paraphrase"], len(queries))
+		t.Errorf("%s: %d of %d queries are paraphrases, want at least 30%%", file, perKind["paraphrase"], len(queries))
 	}
 	for _, s := range servers {
 		if !covered[s] {
-			t.Errorf("no query expects a tool of %s", s)
+			t.Errorf("%s: no query expects a tool of %s", file, s)
 		}
 	}
-	t.Logf("%d queries: %v", len(queries), perKind)
+	t.Logf("%s: %d queries: %v", file, len(queries), perKind)
+}
+
+// TestHeldOutSetsDoNotOverlap checks that each held-out set repeats no query
+// of an earlier one, so that a later set is unseen by tuning on the earlier.
+func TestHeldOutSetsDoNotOverlap(t *testing.T) {
+	sets := make([][]query, len(queryFiles))
+	for i, file := range queryFiles {
+		sets[i] = loadQueries(t, file)
+	}
+	for i := range queryFiles {
+		for j := range i {
+			for _, p := range checkNoRepeats(queryFiles[i], sets[i], queryFiles[j], sets[j]) {
+				t.Error(p)
+			}
+		}
+	}
 }
 
 // TestChecksCatchBadData feeds each check data with one known fault, so that
@@ -344,7 +403,7 @@ func TestChecksCatchBadData(t *testing.T) {
 		{"no expect", []query{{"x", "direct", nil}}, "expect names no tool"},
 	}
 	for _, c := range queryCases {
-		problems := checkQueries(c.queries, tools)
+		problems := checkQueries("demo.json", c.queries, tools)
 		if !strings.Contains(strings.Join(problems, "\n"), c.want) {
 			t.Errorf("%s: problems %q, want one containing %q", c.name, problems, c.want)
 		}
@@ -353,7 +412,12 @@ func TestChecksCatchBadData(t *testing.T) {
 		{"which account does this token belong to", "paraphrase", []string{"demo/get_me"}},
 		{"who am I", "ambiguous", []string{"demo/get_me", "other/get_me"}},
 	}
-	if problems := checkQueries(good, tools); len(problems) > 0 {
+	if problems := checkQueries("demo.json", good, tools); len(problems) > 0 {
 		t.Errorf("good queries: %q", problems)
+	}
+	earlier := []query{{"Who am I?", "direct", []string{"demo/get_me"}}}
+	later := []query{{"list the issues", "direct", []string{"demo/list_issues"}}, {"who  AM i", "direct", []string{"demo/get_me"}}}
+	if problems := checkNoRepeats("later.json", later, "earlier.json", earlier); len(problems) != 1 || !strings.Contains(problems[0], "later.json[1]") || !strings.Contains(problems[0], "same query as earlier.json[0]") {
+		t.Errorf("a later set repeating an earlier query: problems %q, want one naming later.json[1] and earlier.json[0]", problems)
 	}
 }
