@@ -27,7 +27,7 @@ var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall",
 	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir fresh spin+up",
 	"update: update edit modify change alter patch amend revise tweak adjust set refactor rewrite correct replace upsert bump swap substitute sync synchronize up+to+date catch+up rebase",
-	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek",
+	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek dump export",
 	"list: list enumerate ls browse show index overview what+are",
 	"search: search find found lookup look+up query grep locate seek hunt discover filter match google",
 	"write: write save store put persist dump record overwrite jot+down",

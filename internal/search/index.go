@@ -112,6 +112,16 @@ var (
 	// by (heavyTool/size)^heavyPenalty.
 	heavyTool    = 4 << 10
 	heavyPenalty = 0.5
+	// A request that asks for a change ("delete ...", "add ...") is seldom
+	// served by a tool that says it only reads (its readOnlyHint): such a
+	// tool's score is multiplied by 1 - changePenalty. Tools that do not
+	// say are left alone, and so are tools that say they change things:
+	// many that only look say so too (a browser's navigate, a scrape).
+	changePenalty = 0.2
+	// A request for a task of several steps ("fix ...", "upgrade ...")
+	// starts by looking: a read-only tool's score is multiplied by
+	// 1 + taskBoost.
+	taskBoost = 0.6
 )
 
 const (
@@ -137,6 +147,8 @@ type Index struct {
 	// sizeFactor scales down the score of a tool whose definition is
 	// heavy for a host's context (see heavyTool).
 	sizeFactor []float64
+	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid.
+	readOnly []int8
 	// The servers (toolbox and server pairs): each doc's server, and a
 	// BM25 index over each server's tools taken together.
 	server   []int32
@@ -159,7 +171,7 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs))}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs))}
 	for d, doc := range docs {
 		ix.sizeFactor[d] = 1
 		if n := len(doc.Tool); n > heavyTool {
@@ -174,7 +186,8 @@ func NewIndex(docs []Doc) *Index {
 	var totalLen [numFields]float64
 	cache := stemCache{}
 	for d, doc := range docs {
-		texts := docFields(doc, cache)
+		texts, ro := docFields(doc, cache)
+		ix.readOnly[d] = ro
 		for f, text := range texts {
 			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
@@ -431,10 +444,17 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			}
 		}
 	}
+	intent := requestIntent(query)
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
 			s *= ix.sizeFactor[d]
+			switch {
+			case intent == intentChange && ix.readOnly[d] == 1:
+				s *= 1 - changePenalty
+			case intent == intentTask && ix.readOnly[d] == 1:
+				s *= 1 + taskBoost
+			}
 			hits = append(hits, Hit{d, s})
 		}
 	}
@@ -450,22 +470,28 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	return hits
 }
 
-// docFields is the text of each field of doc.
-func docFields(doc Doc, cache stemCache) [numFields]string {
-	var f [numFields]string
+// docFields is the text of each field of doc, and its readOnlyHint (1 true,
+// -1 false, 0 unsaid).
+func docFields(doc Doc, cache stemCache) (f [numFields]string, readOnly int8) {
 	f[fieldServer] = doc.Toolbox + " " + doc.Server
 	f[fieldServerDesc] = doc.ToolboxDescription + "\n" + doc.ServerDescription
 	// One decoding of the whole tool; each part is then read for what it
 	// is, and a part of the wrong type is read as missing.
 	var tool map[string]any
 	if json.Unmarshal(doc.Tool, &tool) != nil {
-		return f
+		return f, 0
 	}
 	name, _ := tool["name"].(string)
 	title, _ := tool["title"].(string)
 	desc, _ := tool["description"].(string)
 	ann, _ := tool["annotations"].(map[string]any)
 	annTitle, _ := ann["title"].(string)
+	if ro, ok := ann["readOnlyHint"].(bool); ok {
+		readOnly = -1
+		if ro {
+			readOnly = 1
+		}
+	}
 	f[fieldName], f[fieldNameVerb] = splitVerbs(name+" "+title+" "+annTitle, cache)
 	f[fieldSummary], f[fieldBody] = firstSentence(desc)
 	var names, descs strings.Builder
@@ -473,7 +499,7 @@ func docFields(doc Doc, cache stemCache) [numFields]string {
 	schemaText(tool["inputSchema"], 0, &count, &names, &descs)
 	f[fieldParamNames] = names.String()
 	f[fieldParamDesc] = descs.String()
-	return f
+	return f, readOnly
 }
 
 // splitVerbs splits a tool's name into its verbs (the words of
