@@ -122,6 +122,11 @@ var (
 	// starts by looking: a read-only tool's score is multiplied by
 	// 1 + taskBoost.
 	taskBoost = 0.6
+	// nameCover: a tool's score is multiplied by 1 + nameCover × the share
+	// of the words of its name (but for its server's) that the request has,
+	// as a word or a concept: a request that says all of a name ("list the
+	// issues") wants that tool more than one whose long description matches.
+	nameCover = 0.5
 )
 
 const (
@@ -149,6 +154,9 @@ type Index struct {
 	sizeFactor []float64
 	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid.
 	readOnly []int8
+	// nameWords are the words of each tool's name, each as the terms
+	// (its stem and concepts) any of which matches it.
+	nameWords [][][]string
 	// The servers (toolbox and server pairs): each doc's server, and a
 	// BM25 index over each server's tools taken together.
 	server   []int32
@@ -171,7 +179,7 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs))}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), nameWords: make([][][]string, len(docs))}
 	for d, doc := range docs {
 		ix.sizeFactor[d] = 1
 		if n := len(doc.Tool); n > heavyTool {
@@ -188,6 +196,7 @@ func NewIndex(docs []Doc) *Index {
 	for d, doc := range docs {
 		texts, ro := docFields(doc, cache)
 		ix.readOnly[d] = ro
+		ix.nameWords[d] = nameWords(doc, cache)
 		for f, text := range texts {
 			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
@@ -445,6 +454,13 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		}
 	}
 	intent := requestIntent(query)
+	var qset map[string]bool
+	if nameCover > 0 {
+		qset = make(map[string]bool, len(q))
+		for _, t := range q {
+			qset[t.term] = true
+		}
+	}
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
@@ -454,6 +470,9 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				s *= 1 - changePenalty
 			case intent == intentTask && ix.readOnly[d] == 1:
 				s *= 1 + taskBoost
+			}
+			if words := ix.nameWords[d]; nameCover > 0 && len(words) > 0 {
+				s *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
 			}
 			hits = append(hits, Hit{d, s})
 		}
@@ -500,6 +519,59 @@ func docFields(doc Doc, cache stemCache) (f [numFields]string, readOnly int8) {
 	f[fieldParamNames] = names.String()
 	f[fieldParamDesc] = descs.String()
 	return f, readOnly
+}
+
+// nameWords are the words of a tool's name that are not its server's (nor
+// stop words, nor a run kept whole after its parts), each as its stem and the
+// concepts of its stem.
+func nameWords(doc Doc, cache stemCache) [][]string {
+	var t struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(doc.Tool, &t) != nil {
+		return nil
+	}
+	server := map[string]bool{}
+	for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
+		server[w] = true
+	}
+	var out [][]string
+	words := splitWords(t.Name)
+	for i, w := range words {
+		if stopWords[w] || server[w] || joinsPrevious(words, i) {
+			continue
+		}
+		s := cache.stem(w)
+		out = append(out, append([]string{s}, concepts[s]...))
+	}
+	return out
+}
+
+// joinsPrevious reports whether words[i] is the words before it joined, as
+// [splitWords] keeps a run cut at case changes whole after its parts.
+func joinsPrevious(words []string, i int) bool {
+	joined := ""
+	for j := i - 1; j >= 0 && len(joined) < len(words[i]); j-- {
+		joined = words[j] + joined
+		if joined == words[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// coveredWords counts the words that have a term in set.
+func coveredWords(words [][]string, set map[string]bool) int {
+	n := 0
+	for _, terms := range words {
+		for _, t := range terms {
+			if set[t] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // splitVerbs splits a tool's name into its verbs (the words of

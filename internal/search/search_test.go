@@ -457,3 +457,28 @@ func TestIntentOrdersByReadOnlyHint(t *testing.T) {
 		}
 	}
 }
+
+func TestNameWords(t *testing.T) {
+	doc := Doc{Toolbox: "gh", Server: "github", Tool: json.RawMessage(`{"name":"github_listPullRequests"}`)}
+	var got []string
+	for _, w := range nameWords(doc, nil) {
+		got = append(got, w[0])
+	}
+	// "github" is the server's; "listpullrequests" is the run kept whole.
+	if want := []string{"list", "pull", "request"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("nameWords = %v, want %v", got, want)
+	}
+}
+
+// A tool whose name the request says in full comes before one whose
+// description matches as well.
+func TestNameCoverage(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"issue_stats","description":"Counts the labels of each issue; to list them, list the labels first.","inputSchema":{"type":"object"}}`)},
+		{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"list_labels","description":"Labels of an issue.","inputSchema":{"type":"object"}}`)},
+	}
+	hits := NewIndex(docs).Search("list the labels of the issue", 0)
+	if len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits = %v, want list_labels (doc 1) first", hits)
+	}
+}
