@@ -75,13 +75,13 @@ var (
 		fieldSummary:    {2.0, 0.5},
 		fieldBody:       {0.6, 0.75},
 		fieldParamNames: {0.8, 0.5},
-		fieldParamDesc:  {0.4, 0.75},
+		fieldParamDesc:  {0.25, 0.75},
 		fieldServer:     {1.0, 0.2},
 		fieldServerDesc: {0.5, 0.5},
 	}
 	// actionWeight is for a verb of [actionGroups] in a request: "get",
 	// "find", "list" are in the names of most servers' tools.
-	actionWeight = 1.0
+	actionWeight = 1.2
 	// conceptWeight is for a concept of a request's word, against the
 	// word's own weight.
 	conceptWeight = 1.0
@@ -126,7 +126,7 @@ var (
 	// of the words of its name (but for its server's) that the request has,
 	// as a word or a concept: a request that says all of a name ("list the
 	// issues") wants that tool more than one whose long description matches.
-	nameCover = 0.5
+	nameCover = 1.0
 )
 
 const (
