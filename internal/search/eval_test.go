@@ -33,13 +33,15 @@ const evalDir = "../../testdata/search"
 // recall@5 ≥ 0.80 and at most 12 KB returned on average. The test holds each
 // set's recall@5 to a floor just under what the ranking reaches (dev 0.893,
 // held-out 0.875 after tuning on both), so that a change that loses ground
-// fails. Held-out-2 is held to the goal itself until its first run says
-// what it reaches.
+// fails. Held-out-2, written blind to the ranking and to the other sets,
+// was first run after all tuning, on 2026-11-24: recall@5 0.766 (plain
+// BM25 0.510), under the goal. Its floor is just under that, and the goal
+// is logged beside it.
 const (
 	goalRecall5    = 0.80
 	heldOutRecall5 = 0.86
-	// heldOut2Recall5 is the floor of the second held-out set: the goal.
-	heldOut2Recall5 = 0.80
+	// heldOut2Recall5 is the floor of the second held-out set.
+	heldOut2Recall5 = 0.75
 	goalAvgBytes    = 12 * 1024
 	devRecall5      = 0.88
 )
