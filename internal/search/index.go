@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -132,10 +133,17 @@ var (
 	// as a word or a concept: a request that says all of a name ("list the
 	// issues") wants that tool more than one whose long description matches.
 	nameCover = 1.0
+	// A tool whose name says it deletes ("delete_entities", "uninstall")
+	// is what a request wants only when the request says so too: a request
+	// to add, remember or look at something, which matches a deleting
+	// tool by its nouns, has its score multiplied by 1 - deletePenalty.
+	deletePenalty = 0.5
 )
 
 const (
-	k1 = 1.2
+	// deleteConcept is the concept of the verbs of deleting.
+	deleteConcept = "~delete"
+	k1            = 1.2
 	// serverFieldWeight is the weight of a server's own names and
 	// descriptions in its document.
 	serverFieldWeight = 3
@@ -159,6 +167,8 @@ type Index struct {
 	sizeFactor []float64
 	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid.
 	readOnly []int8
+	// deletes tells the tools whose name has a verb of deleting.
+	deletes []bool
 	// nameWords are the words of each tool's name, each as the terms
 	// (its stem and concepts) any of which matches it.
 	nameWords [][][]string
@@ -184,7 +194,7 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), nameWords: make([][][]string, len(docs))}
+	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), deletes: make([]bool, len(docs)), nameWords: make([][][]string, len(docs))}
 	for d, doc := range docs {
 		ix.sizeFactor[d] = 1
 		if n := len(doc.Tool); n > heavyTool {
@@ -202,6 +212,11 @@ func NewIndex(docs []Doc) *Index {
 		texts, ro := docFields(doc, cache)
 		ix.readOnly[d] = ro
 		ix.nameWords[d] = nameWords(doc, cache)
+		for _, w := range ix.nameWords[d] {
+			if slices.Contains(w, deleteConcept) {
+				ix.deletes[d] = true
+			}
+		}
 		for f, text := range texts {
 			t, n := termsWith(text, cache)
 			all[d][f] = fieldTerms{t, n}
@@ -459,13 +474,11 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		}
 	}
 	intent := requestIntent(query)
-	var qset map[string]bool
-	if nameCover > 0 {
-		qset = make(map[string]bool, len(q))
-		for _, t := range q {
-			qset[t.term] = true
-		}
+	qset := make(map[string]bool, len(q))
+	for _, t := range q {
+		qset[t.term] = true
 	}
+	wantsDelete := qset[deleteConcept]
 	var hits []Hit
 	for d, s := range scores {
 		if s > 0 {
@@ -475,6 +488,9 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				s *= 1 - changePenalty
 			case intent == intentTask && ix.readOnly[d] == 1:
 				s *= 1 + taskBoost
+			}
+			if ix.deletes[d] && !wantsDelete {
+				s *= 1 - deletePenalty
 			}
 			if words := ix.nameWords[d]; nameCover > 0 && len(words) > 0 {
 				s *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
