@@ -138,6 +138,10 @@ var (
 	// to add, remember or look at something, which matches a deleting
 	// tool by its nouns, has its score multiplied by 1 - deletePenalty.
 	deletePenalty = 0.5
+	// A request that asks to see something ("what ...", "show ...") is
+	// seldom served by a tool that says it changes things (readOnlyHint
+	// false): its score is multiplied by 1 - readPenalty.
+	readPenalty = 0.1
 )
 
 const (
@@ -488,6 +492,8 @@ func (ix *Index) Search(query string, limit int) []Hit {
 				s *= 1 - changePenalty
 			case intent == intentTask && ix.readOnly[d] == 1:
 				s *= 1 + taskBoost
+			case intent == intentRead && ix.readOnly[d] == -1:
+				s *= 1 - readPenalty
 			}
 			if ix.deletes[d] && !wantsDelete {
 				s *= 1 - deletePenalty
