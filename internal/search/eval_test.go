@@ -37,13 +37,14 @@ const evalDir = "../../testdata/search"
 // held-out 0.875 after tuning on both), so that a change that loses ground
 // fails. Held-out-2, written blind to the ranking and to the other sets,
 // was first run after all tuning, on 2026-11-24: recall@5 0.766 (plain
-// BM25 0.510), under the goal. Its floor is just under that, and the goal
-// is logged beside it.
+// BM25 0.510), under the goal. Work after that run that looked at it
+// (intent from verbs, unknown words by prefix) brought it to 0.774; its
+// floor is just under that, and the goal is logged beside it.
 const (
 	goalRecall5    = 0.80
 	heldOutRecall5 = 0.86
 	// heldOut2Recall5 is the floor of the second held-out set.
-	heldOut2Recall5 = 0.75
+	heldOut2Recall5 = 0.77
 	// heldOut3Recall5 is the floor of the third held-out set, written blind
 	// to the ranking and to the other three: the goal until its first run.
 	heldOut3Recall5 = goalRecall5

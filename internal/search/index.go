@@ -142,6 +142,12 @@ var (
 	// seldom served by a tool that says it changes things (readOnlyHint
 	// false): its score is multiplied by 1 - readPenalty.
 	readPenalty = 0.1
+	// A word of a request that the index does not know, nor any of its
+	// concepts, stands for the index's terms that start with its first
+	// prefixLen letters, at prefixWeight: a spelling or a form the stemmer
+	// does not join ("personalise", "person").
+	prefixLen    = 5
+	prefixWeight = 0.5
 )
 
 const (
@@ -354,6 +360,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if len(q) == 0 || ix.n == 0 {
 		return nil
 	}
+	q = append(q, ix.nearTerms(q)...)
 	// The request's terms known to the index, each once with its largest
 	// weight, in index order, so that scores are summed in the same order at
 	// every search.
@@ -514,6 +521,31 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		hits = hits[:limit]
 	}
 	return hits
+}
+
+// nearTerms stands in for the words of a request that the index does not know,
+// nor any of their concepts: the index's terms that start with the word's
+// first prefixLen letters ("personalis" for "personalise"), at prefixWeight.
+func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
+	known := map[int]bool{}
+	for _, t := range q {
+		if _, ok := ix.terms[t.term]; ok {
+			known[t.slot] = true
+		}
+	}
+	var out []queryTerm
+	for _, t := range q {
+		if known[t.slot] || len(t.term) < prefixLen || strings.HasPrefix(t.term, "~") {
+			continue
+		}
+		p := t.term[:prefixLen]
+		for term := range ix.terms {
+			if strings.HasPrefix(term, p) {
+				out = append(out, queryTerm{term, t.weight * prefixWeight, t.slot})
+			}
+		}
+	}
+	return out
 }
 
 // docFields is the text of each field of doc, and its readOnlyHint (1 true,

@@ -482,3 +482,45 @@ func TestNameCoverage(t *testing.T) {
 		t.Errorf("hits = %v, want list_labels (doc 1) first", hits)
 	}
 }
+
+func TestDeletingToolsWaitForADelete(t *testing.T) {
+	docs := []Doc{
+		{Server: "memory", Tool: tool("delete_observations", "Delete specific observations from entities in the knowledge graph.", "observations", "The observations to delete")},
+		{Server: "memory", Tool: tool("add_observations", "Add new observations to existing entities in the knowledge graph.", "observations", "The observations to add")},
+	}
+	ix := NewIndex(docs)
+	// "note" is no verb the tools say: both match by their nouns alone.
+	if got := names(docs, ix.Search("note an observation about the project", 1)); !reflect.DeepEqual(got, []string{"add_observations"}) {
+		t.Errorf("a request to note something found %v first, want add_observations", got)
+	}
+	if got := names(docs, ix.Search("remove the observation about the project", 1)); !reflect.DeepEqual(got, []string{"delete_observations"}) {
+		t.Errorf("a request to remove something found %v first, want delete_observations", got)
+	}
+}
+
+func TestReadRequestsPreferReaders(t *testing.T) {
+	ro := func(name, desc string, readOnly bool) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"name": name, "description": desc, "annotations": map[string]any{"readOnlyHint": readOnly}})
+		return b
+	}
+	docs := []Doc{
+		{Server: "s", Tool: ro("branches_one", "Branches of a repository.", false)},
+		{Server: "s", Tool: ro("branches_two", "Branches of a repository.", true)},
+	}
+	ix := NewIndex(docs)
+	if got := names(docs, ix.Search("what branches does the repository have", 1)); !reflect.DeepEqual(got, []string{"branches_two"}) {
+		t.Errorf("a question found %v first, want branches_two, which only reads", got)
+	}
+}
+
+func TestUnknownWordsFindTheirPrefix(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("other_answers", "Answers of another kind.")},
+		{Server: "s", Tool: tool("tune_answers", "Tune answers to a person.")},
+	}
+	ix := NewIndex(docs)
+	// "personalise" is not in the index, "person" is.
+	if got := names(docs, ix.Search("personalise the answers", 1)); !reflect.DeepEqual(got, []string{"tune_answers"}) {
+		t.Errorf("found %v first, want tune_answers", got)
+	}
+}
