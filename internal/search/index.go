@@ -20,7 +20,10 @@
 // names its toolbox or server, and with the share of its name's words the
 // request says; a request for a change puts tools that say they only read
 // (readOnlyHint) lower, and a task of several steps ("fix ...") puts them
-// higher, as its first step is to look; a tool heavier than 4 KB must match
+// higher, as its first step is to look; a request to see something puts
+// tools that say they change things a little lower, and one that does not
+// say to delete puts tools whose names delete lower; a word the index does
+// not know stands for the terms that share its first letters; a tool heavier than 4 KB must match
 // better. The knobs were tuned on testdata/search/queries-dev.json and
 // queries-heldout.json. Everything it needs is compiled in; nothing is read or
 // fetched at run time.
