@@ -46,7 +46,9 @@ const (
 	// heldOut2Recall5 is the floor of the second held-out set.
 	heldOut2Recall5 = 0.77
 	// heldOut3Recall5 is the floor of the third held-out set, written blind
-	// to the ranking and to the other three: the goal until its first run.
+	// to the ranking and to the other three. Its first run, on 2026-11-24
+	// after all tuning: recall@5 0.812 (plain BM25 0.549), 10.4 KB returned
+	// on average. The floor is the goal.
 	heldOut3Recall5 = goalRecall5
 	goalAvgBytes    = 12 * 1024
 	devRecall5      = 0.88
