@@ -17,6 +17,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/search"
+	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -88,7 +89,7 @@ func parseOpenArgs(raw json.RawMessage) (openArgs, error) {
 	if given(in.Limit) {
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(in.Limit)), 10, 64)
 		if err != nil || n < 1 || n > maxLimit {
-			return a, fmt.Errorf(`open_toolbox: "limit" must be a whole number from 1 to %d, got %s`, maxLimit, clip(string(in.Limit), 40))
+			return a, fmt.Errorf(`open_toolbox: "limit" must be a whole number from 1 to %d, got %s`, maxLimit, serverproc.Clip(string(in.Limit), 40))
 		}
 		if a.query == "" {
 			return a, errors.New(`open_toolbox: "limit" goes with "query": it is how many matching tools to return`)
@@ -109,7 +110,7 @@ func parseOpenArgs(raw json.RawMessage) (openArgs, error) {
 		a.tools = make([]string, len(names))
 		for i, r := range names {
 			if err := frame.Unmarshal(r, &a.tools[i]); err != nil || a.tools[i] == "" {
-				return a, fmt.Errorf(`open_toolbox: "tools"[%d] must be a tool name (a non-empty string), got %s`, i, clip(string(r), 40))
+				return a, fmt.Errorf(`open_toolbox: "tools"[%d] must be a tool name (a non-empty string), got %s`, i, serverproc.Clip(string(r), 40))
 			}
 		}
 		if a.toolbox == "" {
@@ -123,17 +124,6 @@ func parseOpenArgs(raw json.RawMessage) (openArgs, error) {
 		return a, errors.New(`open_toolbox: "refresh" opens a whole toolbox; it does not go with "query" or "tools"`)
 	}
 	return a, nil
-}
-
-// clip shortens s to at most n bytes, at a character's start, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // known is what the workbench knows of one server's tools for a search or
@@ -522,7 +512,7 @@ func firstSentence(tool json.RawMessage, n int) string {
 	if i := strings.Index(d, ". "); i >= 0 {
 		d = d[:i+1]
 	}
-	return clip(strings.TrimSpace(d), n)
+	return serverproc.Clip(strings.TrimSpace(d), n)
 }
 
 // renderTools finishes a result that begins with head (a JSON object

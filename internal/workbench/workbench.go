@@ -17,6 +17,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -226,7 +227,7 @@ func (w *Workbench) Instructions() string {
 			b.WriteString(" tools")
 		}
 		b.WriteString(")\n  Description: ")
-		b.WriteString(clip(tb.cfg.Description, descMax))
+		b.WriteString(serverproc.Clip(tb.cfg.Description, descMax))
 		b.WriteString("\n")
 	}
 	b.WriteString(instructionsTail)
