@@ -35,7 +35,7 @@ func TestIdleStopAndRestart(t *testing.T) {
 		t.Fatalf("the server got the sleep call %d times, want once", n)
 	}
 	before := e.starts()
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("processes left after the idle timeout: %v", left)
 	}
 	if !strings.Contains(e.logs.String(), "idle for idleTimeoutMs") {
@@ -98,7 +98,7 @@ func TestDaysShape(t *testing.T) {
 	if n := e.starts(); n < 10 {
 		t.Fatalf("%d starts, want one per toolbox at least", n)
 	}
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the idle timeout: %v", left)
 	}
 
@@ -113,7 +113,7 @@ func TestDaysShape(t *testing.T) {
 		t.Fatalf("the next call: %s", text)
 	}
 	// The servers the opens started in the background stop again.
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the second idle timeout: %v", left)
 	}
 }
