@@ -102,8 +102,11 @@ func TestServeReloadsTheConfigurationFile(t *testing.T) {
 		"one": one,
 		"bad": map[string]any{"mcpServers": map[string]any{"x": map[string]any{"command": 5, "env": map[string]any{"K": "${WB_TEST_UNSET_VARIABLE}"}}}},
 	}})
+	// Waits for this edit's own problems: a busy machine can split a
+	// write (truncate, then write), and the empty file it read meanwhile
+	// is logged as kept out too.
 	fakeserver.Eventually(t, "the invalid edit to be logged", func() bool {
-		return strings.Contains(stderr.String(), "still serving the previous one")
+		return strings.Contains(stderr.String(), "still serving the previous one") && strings.Contains(stderr.String(), "path=toolboxes.bad.mcpServers.x.command")
 	})
 	for _, want := range []string{"path=toolboxes.bad.description", "path=toolboxes.bad.mcpServers.x.command", "WB_TEST_UNSET_VARIABLE"} {
 		if !strings.Contains(stderr.String(), want) {

@@ -269,7 +269,7 @@ func TestEverythingServerThroughTheRelay(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("demo", "everything", "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 3})})
-	if err == nil || time.Since(start) > 10*time.Second {
+	if err == nil || time.Since(start) > 25*time.Second { // a ceiling under the operation's 30s, not a speed
 		t.Errorf("the cancelled call: err %v after %v", err, time.Since(start))
 	}
 	if text, isErr := callTool(t, cs, "use_tool", use("demo", "everything", "echo", map[string]any{"message": "still here"})); isErr || !strings.Contains(text, "still here") {
@@ -451,10 +451,10 @@ func TestShutdownLeavesNoProcess(t *testing.T) {
 			if how != "SIGKILL" && code != 0 {
 				t.Errorf("exit status %d, want 0", code)
 			}
-			if left := fakeserver.WaitUntagged(tag, 10*time.Second); len(left) > 0 {
+			if left := fakeserver.WaitUntagged(tag, 30*time.Second); len(left) > 0 {
 				t.Errorf("downstream processes left after %s: %v", how, left)
 			}
-			if left := fakeserver.WaitUntagged(wbTag, 10*time.Second); len(left) > 0 {
+			if left := fakeserver.WaitUntagged(wbTag, 30*time.Second); len(left) > 0 {
 				t.Errorf("workbench or watchdog still running after %s: %v", how, left)
 			}
 		})

@@ -23,9 +23,13 @@ type reloadResult struct {
 // machine may be busy; a passing test never waits that long.
 const wait = 20 * time.Second
 
-// testDebounce is short, to keep the tests quick; the burst test uses a
-// longer one so that the gaps between its writes never reach it.
-const testDebounce = 50 * time.Millisecond
+// testDebounce must outlast any pause a busy machine puts between the
+// steps of one write (os.WriteFile truncates, then writes; an in-place
+// save may write in pieces), or the watcher reloads a half-written file
+// and the test fails: it was 50ms, which a loaded 2-core machine running
+// the race detector can exceed. The burst test uses a longer one still,
+// as its 20 writes must all fall within it.
+const testDebounce = 400 * time.Millisecond
 
 func doc(desc string) []byte {
 	return fmt.Appendf(nil, `{"toolboxes": {"dev": {"description": %q, "mcpServers": {"s": {"command": "x"}}}}}`, desc)
@@ -192,7 +196,7 @@ func TestWatchReplaced(t *testing.T) {
 func TestWatchBurst(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "workbench-config.json")
 	writeFile(t, path, doc("start"))
-	ch, reloads := watch(t, path, time.Second)
+	ch, reloads := watch(t, path, 3*time.Second)
 	for i := range 20 {
 		writeFile(t, path, doc(fmt.Sprintf("burst %d", i)))
 	}

@@ -598,6 +598,10 @@ func (s *Server) dialOnce() (*conn, error) {
 	return c, nil
 }
 
+// lastWordsWait bounds the wait for the end of the stderr of a server that
+// died during start-up, once its tree is stopped (see explainStartFailure).
+const lastWordsWait = 5 * time.Second
+
 // explainStartFailure says why a start-up failed, in the user's terms.
 func (c *conn) explainStartFailure(err error, timedOut bool) error {
 	if c.proc != nil {
@@ -610,7 +614,11 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 		// server whose answer to initialize was refused is told to stop.
 		if c.proc.HasExited() && !timedOut && !(c.proc.ExitedCleanly() && !lostConnection(err)) {
 			msg := c.proc.ExitDescription() + " during start-up"
-			if words := c.proc.LastWords(); words != "" {
+			// Its last words may still be on their way through the pipe:
+			// stop what is left of its tree, so that stderr ends, and read
+			// them to the end.
+			c.proc.Stop(c.s.o.stopGrace())
+			if words := c.proc.FinalWords(lastWordsWait); words != "" {
 				msg += ": " + words
 			}
 			return errors.New(msg)

@@ -72,6 +72,9 @@ const (
 	// other variables, what it does can change between runs without
 	// changing the server's definition (its catalog key).
 	EnvStartGate = "FAKE_START_GATE"
+	// EnvSleepGate names a file: the tool "sleep" answers only once it
+	// exists (and its ms have passed), so a test decides when a call ends.
+	EnvSleepGate = "FAKE_SLEEP_GATE"
 	// EnvToolsFile names a captured tool list ({"tools": [...]}, as in
 	// testdata/search/tools): the server offers exactly those tools, each
 	// answering a call with its name and arguments.
@@ -378,12 +381,22 @@ func (f *fake) addTools() {
 		f.record(CallsFile, "sleep")
 		var in struct{ MS int }
 		_ = json.Unmarshal(req.Params.Arguments, &in)
-		select {
-		case <-time.After(time.Duration(in.MS) * time.Millisecond):
-			return text(fmt.Sprintf("slept %dms", in.MS)), nil
-		case <-ctx.Done():
-			f.record(CancelsFile, "sleep")
-			return nil, ctx.Err()
+		wake := time.After(time.Duration(in.MS) * time.Millisecond)
+		gate := os.Getenv(EnvSleepGate)
+		for {
+			select {
+			case <-wake:
+				if gate == "" {
+					return text(fmt.Sprintf("slept %dms", in.MS)), nil
+				}
+				if _, err := os.Stat(gate); err == nil {
+					return text(fmt.Sprintf("slept %dms", in.MS)), nil
+				}
+				wake = time.After(10 * time.Millisecond)
+			case <-ctx.Done():
+				f.record(CancelsFile, "sleep")
+				return nil, ctx.Err()
+			}
 		}
 	})
 	f.server.AddTool(&mcp.Tool{

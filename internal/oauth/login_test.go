@@ -184,7 +184,7 @@ func TestLoginWithConfiguredMetadata(t *testing.T) {
 	srv := oauthtest.Start(t, oauthtest.Options{NoDiscovery: true})
 	s := remote(srv.URL, config.HTTP)
 
-	if _, err := login(t, s, 5*time.Second); err == nil {
+	if _, err := login(t, s, 20*time.Second); err == nil {
 		t.Fatal("a login without the metadata's address succeeded where nothing can be discovered")
 	}
 	if srv.Logins.Load() != 0 {
@@ -192,13 +192,13 @@ func TestLoginWithConfiguredMetadata(t *testing.T) {
 	}
 
 	s.OAuth = &config.OAuth{AuthServerMetadataURL: srv.Issuer + "/nowhere.json"}
-	if _, err := login(t, s, 5*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: HTTP 404") {
+	if _, err := login(t, s, 20*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: HTTP 404") {
 		t.Errorf("login with a metadata address that answers 404: err = %v", err)
 	}
 
 	// Where the configured address sends the workbench is not trusted.
 	s.OAuth.AuthServerMetadataURL = srv.Issuer + "/moved"
-	if _, err := login(t, s, 5*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: it redirects to "+srv.MetadataURL) {
+	if _, err := login(t, s, 20*time.Second); err == nil || !strings.Contains(err.Error(), "oauth.authServerMetadataUrl: it redirects to "+srv.MetadataURL) {
 		t.Errorf("login with a metadata address that redirects: err = %v", err)
 	}
 
@@ -251,7 +251,7 @@ func TestStepUpScopes(t *testing.T) {
 func TestLoginToAServerThatIsNotThere(t *testing.T) {
 	home(t, "follow")
 	s := remote(fmt.Sprintf("http://127.0.0.1:%d/mcp?key=s3cret-in-query", fakeserver.FreePort(t)), config.HTTP)
-	_, err := login(t, s, 5*time.Second)
+	_, err := login(t, s, 20*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "the server did not answer: dial tcp") || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("login to a closed port: %v", err)
 	}

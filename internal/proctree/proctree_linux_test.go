@@ -121,9 +121,10 @@ func TestStopReachesDetachedAndOrphaned(t *testing.T) {
 	g, tag, exited := startServer(t)
 	g.Stop(time.Second)
 	<-exited
-	if left := tagged(t, tag); len(left) > 0 {
-		t.Errorf("processes left after Stop: %v", left)
-	}
+	// Stop waits a grace period for the killed processes to go, which a
+	// busy machine can outlast; nothing else ends them (they sleep for
+	// minutes), so a bounded wait still proves the stop reached them.
+	waitFor(t, "no process of the tree left after Stop", func() bool { return len(tagged(t, tag)) == 0 })
 	waitFor(t, "adopted zombies reaped", func() bool {
 		procs, _ := readProcs(nil)
 		for pid, p := range procs {

@@ -186,6 +186,18 @@ func (p *Process) Note(msg string) { p.stderr.note(msg) }
 // an error message, or "".
 func (p *Process) LastWords() string { return p.stderr.lastWords() }
 
+// FinalWords is LastWords once the child's stderr has ended, for a child
+// that has exited: the line a dying server writes last may still be in the
+// pipe when its exit is seen. It waits at most wait for the end, which
+// only a descendant that escaped the stop and holds stderr open delays.
+func (p *Process) FinalWords(wait time.Duration) string {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(wait):
+	}
+	return p.stderr.lastWords()
+}
+
 // ExitDescription says how the child ended, for error messages.
 func (p *Process) ExitDescription() string {
 	st := p.cmd.ProcessState

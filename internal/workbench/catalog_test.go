@@ -345,7 +345,7 @@ func TestCloseDuringBackgroundStart(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Close hangs on servers starting in the background")
 	}
-	if left := fakeserver.WaitUntagged(e.tag, 5*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Errorf("processes left: %v", left)
 	}
 }

@@ -275,6 +275,12 @@ func TestOpenTimeoutAnswersWithWhatIsReady(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	_, cs := e.workbench(`{"openTimeoutMs": 300, "toolboxes": {"dev": {"description": "d", "mcpServers": {
 		"a": ` + fake("a") + `, "slow": ` + fake("slow", fakeserver.EnvStartGate, gate) + `}}}}`)
+	// a is started first by a call, which waits for it alone: the open
+	// then has a ready server and one that cannot be ready, whatever the
+	// machine's speed; openTimeoutMs is the thing that must fire.
+	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "echo", nil)); isErr {
+		t.Fatalf("the call that starts a: %s", text)
+	}
 	r := openText(t, cs, "dev")
 	if got := statuses(r); got != "a=connected slow=starting" {
 		t.Fatalf("statuses = %s, want a connected and slow starting", got)

@@ -26,10 +26,16 @@ func TestIdleStopAndRestart(t *testing.T) {
 	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "sleep", map[string]any{"ms": 900})); isErr || text != "slept 900ms" {
 		t.Fatalf("a call longer than idleTimeoutMs: %s", text)
 	}
-	if n := e.starts(); n != 1 {
-		t.Fatalf("%d starts before the idle stop, want 1", n)
+	// The sleep reached the server once and was answered: it was neither
+	// cut nor sent again. (The count of starts is not checked: on a slow
+	// machine more than idleTimeoutMs can pass between the start and the
+	// first call, or between two calls, and the server is rightly stopped
+	// and started again.)
+	if n := count(e.lines(fakeserver.CallsFile), "sleep"); n != 1 {
+		t.Fatalf("the server got the sleep call %d times, want once", n)
 	}
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	before := e.starts()
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("processes left after the idle timeout: %v", left)
 	}
 	if !strings.Contains(e.logs.String(), "idle for idleTimeoutMs") {
@@ -38,8 +44,8 @@ func TestIdleStopAndRestart(t *testing.T) {
 	if text, isErr := call(t, cs, "use_tool", use("dev", "a", "add", map[string]any{"a": 1, "b": 2})); isErr || text != "3" {
 		t.Fatalf("the call after an idle stop: %s", text)
 	}
-	if n := e.starts(); n != 2 {
-		t.Errorf("%d starts, want 2: the call after the stop starts the server again", n)
+	if n := e.starts(); n <= before {
+		t.Errorf("%d starts, as many as before the idle stop: the call after the stop must start the server again", n)
 	}
 }
 
@@ -92,7 +98,7 @@ func TestDaysShape(t *testing.T) {
 	if n := e.starts(); n < 10 {
 		t.Fatalf("%d starts, want one per toolbox at least", n)
 	}
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the idle timeout: %v", left)
 	}
 
@@ -107,7 +113,7 @@ func TestDaysShape(t *testing.T) {
 		t.Fatalf("the next call: %s", text)
 	}
 	// The servers the opens started in the background stop again.
-	if left := fakeserver.WaitUntagged(e.tag, 10*time.Second); len(left) > 0 {
+	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the second idle timeout: %v", left)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -254,8 +256,11 @@ func TestRelayCancellationNamesTheIDAnyWay(t *testing.T) {
 // the workbench always used; the server is told of the timeout.
 func TestRelayTimeoutAndCrash(t *testing.T) {
 	e := newEnv(t)
+	// Only a has the short requestTimeoutMs, which its sleep must miss; b
+	// keeps the default, so that its crash and the call after it are not
+	// raced by that timeout on a slow machine.
 	entry := strings.Replace(fake("a"), `"maxRetries": 0`, `"maxRetries": 0, "requestTimeoutMs": 300`, 1)
-	cfg, err := parseConfig(fmt.Sprintf(oneServer, entry), e)
+	cfg, err := parseConfig(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": `+entry+`, "b": `+fake("b")+`}}}}`, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +272,13 @@ func TestRelayTimeoutAndCrash(t *testing.T) {
 	}
 	fakeserver.Eventually(t, "the server to see the cancellation", func() bool { return has(e.lines(fakeserver.CancelsFile), "sleep") })
 
-	h.send(useLine(`2`, "a", "crash", `{}`, ""))
+	h.send(useLine(`2`, "b", "crash", `{}`, ""))
 	text, isErr = resultText(t, decodeResponse(t, h.response(`2`)).Result)
-	if want := "Error executing tool 'crash' in server 'a' (toolbox 'dev'): server process exited with exit status 3"; !isErr || text != want {
+	if want := "Error executing tool 'crash' in server 'b' (toolbox 'dev'): server process exited with exit status 3"; !isErr || text != want {
 		t.Errorf("crash: got %q (isError %v), want %q", text, isErr, want)
 	}
 	// The next call starts the server again.
-	h.send(useLine(`3`, "a", "echo", `{}`, ""))
+	h.send(useLine(`3`, "b", "echo", `{}`, ""))
 	if text, isErr := resultText(t, decodeResponse(t, h.response(`3`)).Result); isErr {
 		t.Errorf("after the crash: %s", text)
 	}
@@ -513,17 +518,23 @@ func TestToolsCallParamsSpeakJSON(t *testing.T) {
 // flight gets an error for the second request, and the first call its
 // answer.
 func TestRelayRefusesAnIDInUse(t *testing.T) {
-	e, h := relayHost(t)
+	// The sleep ends when the test opens its gate, after the second
+	// request was answered: the id is in use then, whatever the speed.
+	gate := filepath.Join(t.TempDir(), "gate")
+	e, h := relayHost(t, fakeserver.EnvSleepGate, gate)
 	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
 	h.response(`"open"`)
-	h.send(useLine(`"dup"`, "a", "sleep", `{"ms":500}`, ""))
+	h.send(useLine(`"dup"`, "a", "sleep", `{"ms":1}`, ""))
 	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
 	h.send(useLine(`"dup"`, "a", "echo", `{}`, ""))
 	if r := decodeResponse(t, h.response(`"dup"`)); r.Error == nil || r.Error.Code != -32600 {
 		t.Errorf("the second request with an id in use got %+v, want a -32600 error", r)
 	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r := decodeResponse(t, h.response(`"dup"`))
-	if text, isErr := resultText(t, r.Result); isErr || text != "slept 500ms" {
+	if text, isErr := resultText(t, r.Result); isErr || text != "slept 1ms" {
 		t.Errorf("the first call got %q (isError %v)", text, isErr)
 	}
 }
@@ -532,16 +543,25 @@ func TestRelayRefusesAnIDInUse(t *testing.T) {
 // id is a request, which JSON-RPC answers, here with the SDK's -32600, and
 // which cancels nothing: the call it names goes on to its answer.
 func TestRelayCancelWithAnIDIsARequest(t *testing.T) {
-	e, h := relayHost(t)
+	// The sleep ends when the test opens its gate, after the request was
+	// answered: the call is still in flight when it comes.
+	gate := filepath.Join(t.TempDir(), "gate")
+	e, h := relayHost(t, fakeserver.EnvSleepGate, gate)
 	h.send(useLine(`"open"`, "a", "echo", `{}`, ""))
 	h.response(`"open"`)
-	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":500}`, ""))
+	h.send(useLine(`"slow"`, "a", "sleep", `{"ms":1}`, ""))
 	fakeserver.Eventually(t, "the call to reach the server", func() bool { return has(e.lines(fakeserver.CallsFile), "sleep") })
 	h.send(`{"jsonrpc":"2.0","id":"c","method":"notifications/cancelled","params":{"requestId":"slow"}}`)
 	if r := decodeResponse(t, h.response(`"c"`)); r.Error == nil || r.Error.Code != -32600 {
 		t.Errorf("notifications/cancelled with an id got %+v, want a -32600 error", r)
 	}
-	if text, isErr := resultText(t, decodeResponse(t, h.response(`"slow"`)).Result); isErr || text != "slept 500ms" {
+	if has(e.lines(fakeserver.CancelsFile), "sleep") {
+		t.Error("the request named like a cancellation cancelled the call")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := resultText(t, decodeResponse(t, h.response(`"slow"`)).Result); isErr || text != "slept 1ms" {
 		t.Errorf("the call named by the request got %q (isError %v), want its answer", text, isErr)
 	}
 }

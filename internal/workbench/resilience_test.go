@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -133,13 +135,17 @@ func TestShutdownCancelsCallsInFlight(t *testing.T) {
 }
 
 // TestHangingServerKeepsTheWorkbenchResponsive opens a toolbox whose
-// server never answers initialize, and meanwhile uses another toolbox.
+// server hangs at start (held at its start gate, it never answers
+// initialize), and meanwhile uses another toolbox. The gate, not a
+// timeout, ends the hang, so the order is certain whatever the machine's
+// speed; the end of a start by connectionTimeoutMs is
+// TestIsolationFromHangingAndJunkServers's.
 func TestHangingServerKeepsTheWorkbenchResponsive(t *testing.T) {
 	e := newEnv(t)
-	hang := strings.Replace(fake("h", fakeserver.EnvHangInit, "1"), `"maxRetries": 0`, `"maxRetries": 0, "connectionTimeoutMs": 3000`, 1)
+	gate := filepath.Join(t.TempDir(), "gate")
 	_, cs := e.workbench(fmt.Sprintf(`{"toolboxes": {
 		"stuck": {"description": "d", "mcpServers": {"h": %s}},
-		"fine": {"description": "d", "mcpServers": {"a": %s}}}}`, hang, fake("a")))
+		"fine": {"description": "d", "mcpServers": {"a": %s}}}}`, fake("h", fakeserver.EnvStartGate, gate), fake("a")))
 	stuckDone := make(chan string, 1)
 	go func() {
 		text, _ := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "stuck"})
@@ -152,12 +158,15 @@ func TestHangingServerKeepsTheWorkbenchResponsive(t *testing.T) {
 		}
 	}
 	select {
-	case <-stuckDone:
-		t.Fatal("the hanging open finished first: the test proves nothing")
+	case text := <-stuckDone:
+		t.Fatalf("the open of the hanging server ended before its gate opened: %s", text)
 	default:
 	}
-	if text := <-stuckDone; !strings.Contains(text, "no answer within 3s (connectionTimeoutMs)") {
-		t.Errorf("stuck open = %s", text)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := parseOpen(t, <-stuckDone); statuses(r) != "h=connected" {
+		t.Errorf("the stuck open, once its server went on: %s", statuses(r))
 	}
 }
 

@@ -38,7 +38,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	e := &env{t: t, state: t.TempDir(), tag: fmt.Sprintf("wb-%d", time.Now().UnixNano()), logs: &fakeserver.Buffer{}}
 	t.Cleanup(func() {
-		if left := fakeserver.WaitUntagged(e.tag, 5*time.Second); len(left) > 0 {
+		if left := fakeserver.WaitUntagged(e.tag, 20*time.Second); len(left) > 0 {
 			t.Errorf("processes left behind: %v", left)
 		}
 		if t.Failed() {
