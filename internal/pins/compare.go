@@ -164,4 +164,3 @@ func Visible(s string) string {
 	}
 	return b.String()
 }
-

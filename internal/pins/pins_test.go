@@ -122,7 +122,7 @@ func TestStoreRoundTripAndCorruption(t *testing.T) {
 	if _, st, _ := s.Load(key); st != Missing {
 		t.Fatalf("state %v", st)
 	}
-	d := def(t, `{"name":"a","description":"x"}`)
+	d := def(t, `{"name":"a","description":"x","title":"<b>&\u2028</b>"}`)
 	if _, err := s.Update(key, func(m map[string]Pin) bool { m["a"] = Pin{Hash: d.Hash, Def: d.Canon}; return true }); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pins
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -160,11 +161,15 @@ func (s *Store) Update(key string, change func(map[string]Pin) bool) (bool, erro
 	if !change(cur) {
 		return false, nil
 	}
-	data, err := json.Marshal(file{Version: formatVersion, Key: key, Tools: cur, Sum: toolsSum(cur)})
-	if err != nil {
+	// Definitions are stored byte for byte as hashed: no HTML escaping
+	// (which would also escape U+2028 and U+2029).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(file{Version: formatVersion, Key: key, Tools: cur, Sum: toolsSum(cur)}); err != nil {
 		return false, err
 	}
-	return true, s.writeAtomic(s.Path(key), append(data, '\n'))
+	return true, s.writeAtomic(s.Path(key), buf.Bytes())
 }
 
 // lock takes key's lock file, waiting (a bounded while) for another

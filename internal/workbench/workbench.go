@@ -16,6 +16,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +39,9 @@ type Options struct {
 	// answers an open from it: for check, which reports what the servers
 	// do now.
 	CatalogStoreOnly bool
+	// Pins, if set, pins the servers' tool definitions and withholds
+	// changed ones (see internal/pins and downstream's pins.go).
+	Pins *pins.Store
 	// Downstream, if set, overrides how downstream servers are handled
 	// (tests shorten waits with it). Logger, Stderr, Watchdog, ClientInfo
 	// and Catalog are filled in when empty.
@@ -126,6 +130,12 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	}
 	if do.Catalog == nil {
 		do.Catalog = opts.Catalog
+	}
+	if do.Pins == nil {
+		do.Pins = opts.Pins
+	}
+	if do.Names == nil {
+		do.Names = &downstream.ToolNames{}
 	}
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
