@@ -355,10 +355,10 @@ func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 		}
 		return nil, &RefusedError{Reason: "no such tool; this server's tools are: " + listNames(names, 30)}
 	}
-	if m := c.s.shownDefs.Load(); m != nil {
-		if h, ok := (*m)[name]; ok && h != t.def.Hash {
+	if t.Change != "" { // served although it changed since approved ("warn")
+		if h, ok := c.s.shownHash(name); ok && h != t.def.Hash {
 			return nil, &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened: the definition of tool '%s' is not the one open_toolbox showed (%s). "+
-				"Open the toolbox again with open_toolbox to see it as it is now.", c.s.Toolbox, name, cmpOr(t.Change, "the server changed it"))}
+				"Open the toolbox again with open_toolbox to see it as it is now.", c.s.Toolbox, name, t.Change)}
 		}
 	}
 	violations, err := t.validate(args)

@@ -323,19 +323,21 @@ func (ts *ToolSet) WithheldReason(name string) string {
 func (s *Server) withheldError(name, why string) *RefusedError {
 	msg := fmt.Sprintf("the tool is withheld until the user approves it: %s. Show the change with: %s — approve it with: %s",
 		why, ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, name), ReviewCommand("approve", s.o.ConfigPath, s.Toolbox, s.Name, name))
-	if m := s.shownDefs.Load(); m != nil {
-		if _, ok := (*m)[name]; ok {
-			return &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened; open it again with open_toolbox to see its tools now. ", s.Toolbox) + msg}
-		}
+	if _, ok := s.shownHash(name); ok {
+		return &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened; open it again with open_toolbox to see its tools now. ", s.Toolbox) + msg}
 	}
 	return &RefusedError{Reason: msg}
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// shownHash returns the hash of the definition the last open showed of
+// the tool name.
+func (s *Server) shownHash(name string) (string, bool) {
+	m := s.shownDefs.Load()
+	if m == nil {
+		return "", false
 	}
-	return b
+	h, ok := (*m)[name]
+	return h, ok
 }
 
 // noteShown records the definitions of the tools an open showed, for

@@ -162,8 +162,8 @@ type Server struct {
 	// hashes: a call of a tool whose definition changed since then is
 	// refused with "the toolbox changed".
 	shownDefs atomic.Pointer[map[string]string]
-	catMu         sync.Mutex // guards cat
-	cat        cachedEntry
+	catMu     sync.Mutex // guards cat
+	cat       cachedEntry
 
 	mu       sync.Mutex
 	live     *conn // the current connection, nil if none
