@@ -353,3 +353,21 @@ func (s *Server) noteShown(ts *ToolSet) {
 	}
 	s.shownDefs.Store(&m)
 }
+
+// verdict sums up what pinning made of a set: its withheld tools and those
+// served changed, with why.
+func verdict(ts *ToolSet) string {
+	if ts == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ts.Withheld {
+		b.WriteString(w.Name + "\x00" + w.Reason + "\x00")
+	}
+	for _, t := range ts.Tools {
+		if t.Change != "" {
+			b.WriteString(t.Name + "\x00" + t.Change + "\x00")
+		}
+	}
+	return b.String()
+}

@@ -59,6 +59,10 @@ type Options struct {
 	// for screening.
 	Pins  *pins.Store
 	Names *ToolNames
+	// PinsChanged, if set, is called when a new live list of a running
+	// server withholds, or serves changed, other tools than the list
+	// before it (after notifications/tools/list_changed or a refresh).
+	PinsChanged func(s *Server)
 
 	// queueLimit bounds the bytes waiting to be written to one stdio
 	// server; 0: defaultMaxQueued. Tests set it lower.
@@ -744,7 +748,14 @@ func (c *conn) toolsChanged() {
 		}
 		return
 	}
-	if after := c.tools.Load(); !sameTools(before, after) {
+	after := c.tools.Load()
+	if verdict(before) != verdict(after) {
+		s.log.Warn("tool definitions changed", "withheld", len(after.Withheld), "review", ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, ""))
+		if s.o.PinsChanged != nil {
+			s.o.PinsChanged(s)
+		}
+	}
+	if !sameTools(before, after) {
 		s.log.Info("tool list changed", "tools", len(after.Tools))
 	} else {
 		// Servers announce changes that change nothing, many at every start.

@@ -1,6 +1,7 @@
 package workbench
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -124,7 +125,8 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			store := openPins(t)
 			cfg := e.config(pinConfig(defs, ""))
 			wb := e.pinsWorkbench(cfg, openCatalog(t), store)
-			cs := e.connect(wb, nil)
+			notified := make(chan struct{}, 10)
+			cs := e.connect(wb, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notified <- struct{}{} }})
 			_, names := openEntries(t, cs, "dev", false)
 			if !slices.Contains(names, "fake/victim") {
 				t.Fatalf("victim not offered at first sight: %v", names)
@@ -140,6 +142,11 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			if !strings.Contains(entry.Withheld[0], "tool 'victim': its "+ch.what+" changed since it was approved") ||
 				!strings.Contains(entry.Withheld[0], "mcp-workbench tools diff dev fake victim") {
 				t.Errorf("withheld entry: %q", entry.Withheld)
+			}
+			select {
+			case <-notified:
+			case <-time.After(30 * time.Second):
+				t.Error("the host got no notifications/tools/list_changed")
 			}
 			_, names = openEntries(t, cs, "dev", false)
 			if slices.Contains(names, "fake/victim") {

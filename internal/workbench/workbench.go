@@ -137,6 +137,9 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.Names == nil {
 		do.Names = &downstream.ToolNames{}
 	}
+	if do.PinsChanged == nil {
+		do.PinsChanged = w.pinsChanged
+	}
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
@@ -353,4 +356,21 @@ func (w *Workbench) RenderStarts(toolbox string, started func(*downstream.Server
 		}
 	}
 	return w.renderOpen(tb, views)
+}
+
+// pinsChanged tells the hosts that what open_toolbox returns changed: a
+// running server's new tool list withholds or changes tools. open_toolbox
+// is added again as it is, which makes the SDK send
+// notifications/tools/list_changed to every session; the two tools stay
+// the same.
+func (w *Workbench) pinsChanged(*downstream.Server) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	tool := w.openToolboxTool()
+	for _, s := range w.servers {
+		s.AddTool(tool, w.handleOpen)
+	}
 }
