@@ -86,9 +86,11 @@ func ReviewCommand(verb, configPath, toolbox, server, tool string) string {
 	if configPath != "" && configPath != config.DefaultPath {
 		cmd += " --config " + shellQuote(configPath)
 	}
-	cmd += " " + shellQuote(toolbox) + " " + shellQuote(server)
-	if tool != "" {
-		cmd += " " + shellQuote(tool)
+	for _, a := range []string{toolbox, server, tool} {
+		if a == "" {
+			break
+		}
+		cmd += " " + shellQuote(a)
 	}
 	return cmd
 }
@@ -119,7 +121,7 @@ func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
 	if live {
 		s.o.Names.Set(label, full.offeredAll())
 	}
-	out := &ToolSet{byName: map[string]*Tool{}, filtered: full.filtered, all: full.all, withheld: map[string]string{}}
+	out := &ToolSet{byName: map[string]*Tool{}, filtered: full.filtered, all: full.all, withheld: map[string]string{}, flags: map[string][]string{}}
 	store := s.o.Pins
 	mode := s.cfg.ToolChanges
 	var pinned map[string]pins.Pin
@@ -141,6 +143,9 @@ func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
 		d := defs[i]
 		nt := *t
 		nt.Flags = pins.Screen(d.Canon, others, own)
+		if len(nt.Flags) > 0 {
+			out.flags[t.Name] = nt.Flags
+		}
 		var reason, change string
 		p, ok := pinned[d.Name]
 		switch {
@@ -264,7 +269,10 @@ func (s *Server) Approve(ts *ToolSet, names []string) ([]string, error) {
 			if names != nil && !want[d.Name] {
 				continue
 			}
-			if p, ok := m[d.Name]; ok && p.Hash == d.Hash && p.Approved {
+			// Pinned as it is: nothing to approve, unless screening flags it
+			// and it was only trusted on first sight (blockFlaggedTools
+			// serves a flagged tool once the user approved it).
+			if p, ok := m[d.Name]; ok && p.Hash == d.Hash && (p.Approved || len(ts.FlagsOf(d.Name)) == 0) {
 				continue
 			}
 			m[d.Name] = pins.Pin{Hash: d.Hash, Def: d.Canon, Approved: true}
@@ -370,4 +378,13 @@ func verdict(ts *ToolSet) string {
 		}
 	}
 	return b.String()
+}
+
+// FlagsOf returns what screening found in the tool name's definition,
+// withheld or not.
+func (ts *ToolSet) FlagsOf(name string) []string {
+	if ts == nil {
+		return nil
+	}
+	return ts.flags[name]
 }

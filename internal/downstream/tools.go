@@ -58,6 +58,7 @@ type ToolSet struct {
 	// in the server's order; withheld maps their names to why.
 	Withheld []Withheld
 	withheld map[string]string
+	flags    map[string][]string // screening's flags of every tool in all
 	// all is every offered tool, withheld ones included, before guard.
 	all []*Tool
 	// pinStamp is the pin file's stamp when the set was guarded.
