@@ -204,6 +204,9 @@ func resultText(res *mcp.CallToolResult) string {
 // pinned, changed, new and removed, what is withheld, what screening
 // flags, and the command to review.
 func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *downstream.ToolSet) {
+	if cur := s.State().Tools; cur != nil {
+		ts = cur // screened again now that every server has listed its tools
+	}
 	reports, state, why := s.PinReport(ts)
 	if reports == nil && state == pins.Missing {
 		return // no pin store

@@ -172,3 +172,30 @@ func TestPinsSharedByConcurrentProcesses(t *testing.T) {
 	_, out, _ := runCmd(t, "", "tools", "diff", "--config", cfgPath)
 	wantAll(t, "tools diff", out, "No changes")
 }
+
+// TestOfficialServersNoChurn starts each official server twice, a fresh
+// process each time (two check runs): none of their tools may be reported
+// changed, or "toolChanges": "block" would withhold honest tools.
+func TestOfficialServersNoChurn(t *testing.T) {
+	memory := fakeserver.NPMServer(t, "mcp-server-memory")
+	filesystem := fakeserver.NPMServer(t, "mcp-server-filesystem")
+	everything := fakeserver.NPMServer(t, "mcp-server-everything")
+	privateHome(t)
+	path := writeConfig(t, map[string]any{"toolboxes": map[string]any{"official": map[string]any{"description": "d", "mcpServers": map[string]any{
+		"memory":     map[string]any{"command": memory, "env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
+		"files":      map[string]any{"command": filesystem, "args": []string{t.TempDir()}},
+		"everything": map[string]any{"command": everything},
+	}}}})
+	for run := range 2 {
+		code, out, errOut := runCmd(t, "", "check", "--config", path)
+		if code != 0 {
+			t.Fatalf("check %d: %d\n%s\n%s", run, code, out, errOut)
+		}
+		if n := strings.Count(out, " 0 changed, 0 new, 0 removed"); n != 3 {
+			t.Errorf("check %d: %d of 3 servers without changes:\n%s", run, n, out)
+		}
+		if strings.Contains(out, "withheld") || strings.Contains(out, "flagged") {
+			t.Errorf("check %d:\n%s", run, out)
+		}
+	}
+}

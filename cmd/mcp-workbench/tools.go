@@ -128,6 +128,9 @@ func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, sto
 			fmt.Fprintf(stdout, "%s: could not start: %v\n", label, o.err)
 			continue
 		}
+		if cur := s.State().Tools; cur != nil {
+			o.tools = cur // screened again now that every server has listed its tools
+		}
 		reports, state, why := s.PinReport(o.tools)
 		if opts.tool != "" {
 			idx := slices.IndexFunc(reports, func(r pins.Report) bool { return r.Name == opts.tool })

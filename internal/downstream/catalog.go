@@ -3,6 +3,7 @@ package downstream
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
@@ -34,6 +35,9 @@ func (s *Server) Cached() (*ToolSet, bool, string) {
 	stamp := s.o.Catalog.Stamp(s.catalogKey)
 	if s.o.Pins != nil && stamp != "" {
 		stamp += "/" + s.o.Pins.Stamp(s.pinKey) // an approval changes what is withheld
+	}
+	if stamp != "" {
+		stamp += fmt.Sprintf("/%d", s.o.Names.Version()) // and other servers' names what is flagged
 	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()

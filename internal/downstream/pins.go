@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,8 +27,20 @@ import (
 // ToolNames is what every server of a workbench listed, for screening's
 // cross-server mentions. Safe for concurrent use.
 type ToolNames struct {
-	mu sync.Mutex
-	m  map[string][]string // "toolbox/server" → its tool names
+	mu      sync.Mutex
+	m       map[string][]string // "toolbox/server" → its tool names
+	version uint64              // counts changes of m
+}
+
+// Version counts the changes of the names: a tool set screened under
+// another version is screened again (see conn.recheck).
+func (n *ToolNames) Version() uint64 {
+	if n == nil {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.version
 }
 
 // Set records the tool names of server label.
@@ -40,7 +53,11 @@ func (n *ToolNames) Set(label string, names []string) {
 	if n.m == nil {
 		n.m = map[string][]string{}
 	}
+	if old, ok := n.m[label]; ok && slices.Equal(old, names) {
+		return
+	}
 	n.m[label] = names
+	n.version++
 }
 
 // others returns the tools of every server but label.
@@ -138,6 +155,7 @@ func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
 			out.pinStamp = store.Stamp(s.pinKey)
 		}
 	}
+	out.namesVersion = s.o.Names.Version()
 	others := s.o.Names.others(label)
 	for i, t := range full.all {
 		d := defs[i]
@@ -226,7 +244,7 @@ func (s *Server) warnCorrupt(stamp, why string) {
 func (c *conn) recheck() *ToolSet {
 	ts := c.tools.Load()
 	s := c.s
-	if s.o.Pins == nil || ts == nil || ts.all == nil || ts.pinStamp == s.o.Pins.Stamp(s.pinKey) {
+	if ts == nil || ts.all == nil || (s.o.Pins == nil || ts.pinStamp == s.o.Pins.Stamp(s.pinKey)) && ts.namesVersion == s.o.Names.Version() {
 		return ts
 	}
 	c.listMu.Lock()

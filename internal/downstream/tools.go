@@ -61,8 +61,10 @@ type ToolSet struct {
 	flags    map[string][]string // screening's flags of every tool in all
 	// all is every offered tool, withheld ones included, before guard.
 	all []*Tool
-	// pinStamp is the pin file's stamp when the set was guarded.
-	pinStamp string
+	// pinStamp is the pin file's stamp when the set was guarded, and
+	// namesVersion the version of the names screening compared with.
+	pinStamp     string
+	namesVersion uint64
 }
 
 // Lookup returns the offered tool of that name, or nil.
