@@ -134,6 +134,11 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			if text, isErr := call(t, cs, "use_tool", use("dev", "fake", "victim", map[string]any{"a": 1})); isErr {
 				t.Fatalf("victim before the change: %s", text)
 			}
+			for _, args := range []map[string]any{{"query": "add two numbers victim"}, {"toolbox_name": "dev", "tools": []string{"victim", "echo"}}} {
+				if text, _ := call(t, cs, "open_toolbox", args); !strings.Contains(text, `"name":"victim"`) {
+					t.Errorf("open_toolbox %v before the change lacks victim: %s", args, text)
+				}
+			}
 			writeDefs(t, defs, ch.defs)
 			if text, isErr := call(t, cs, "use_tool", use("dev", "fake", "redefine", nil)); isErr {
 				t.Fatal(text)
@@ -151,6 +156,12 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			_, names = openEntries(t, cs, "dev", false)
 			if slices.Contains(names, "fake/victim") {
 				t.Errorf("the changed tool is still offered: %v", names)
+			}
+			// Searches and selections leave it out too.
+			for _, args := range []map[string]any{{"query": "add two numbers victim"}, {"toolbox_name": "dev", "tools": []string{"victim", "echo"}}} {
+				if text, _ := call(t, cs, "open_toolbox", args); strings.Contains(text, `"name":"victim"`) {
+					t.Errorf("open_toolbox %v shows the withheld tool: %s", args, text)
+				}
 			}
 			text, isErr := call(t, cs, "use_tool", use("dev", "fake", "victim", map[string]any{"a": 1}))
 			for _, want := range []string{"tool 'victim' in server 'fake' (toolbox 'dev')", "withheld", "its " + ch.what + " changed", "mcp-workbench tools diff dev fake victim", "mcp-workbench tools approve dev fake victim"} {
