@@ -199,3 +199,45 @@ func TestOfficialServersNoChurn(t *testing.T) {
 		}
 	}
 }
+
+// TestToolsCorruptPinFile: a damaged pin file is reported by check and
+// tools diff, its server's tools are not trusted, and tools approve
+// rebuilds it from what is approved.
+func TestToolsCorruptPinFile(t *testing.T) {
+	privateHome(t)
+	defs := filepath.Join(t.TempDir(), "defs.json")
+	if err := os.WriteFile(defs, []byte(victimV1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := pinConfig(t, defs)
+	if code, out, _ := runCmd(t, "", "check", "--config", cfgPath); code != 0 {
+		t.Fatal(out)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := pins.DefaultDir()
+	store, _ := pins.Open(dir)
+	file := store.Path(catalog.Key(cfg.Toolbox("dev").Server("fake"), downstream.ProtocolVersion))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(data), "Adds two numbers.", "Adds two numbers!", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runCmd(t, "", "check", "--config", cfgPath)
+	wantAll(t, "check", out, "the pin file is damaged or was edited (checksum mismatch (edited or damaged))", "withheld: tool 'victim': its pin could not be checked", "review: mcp-workbench tools diff")
+	_, out, _ = runCmd(t, "", "tools", "diff", "--config", cfgPath, "dev", "fake")
+	wantAll(t, "tools diff", out, "is damaged or was edited", "dev/fake/victim: new")
+	code, out, _ := runCmd(t, "", "tools", "approve", "--config", cfgPath, "dev", "fake")
+	if code != 0 || !strings.Contains(out, "dev/fake: approved") {
+		t.Errorf("approve: %d %s", code, out)
+	}
+	if _, st, why := store.Load(catalog.Key(cfg.Toolbox("dev").Server("fake"), downstream.ProtocolVersion)); st != pins.OK {
+		t.Errorf("after approval: %v %s", st, why)
+	}
+	_, out, _ = runCmd(t, "", "tools", "diff", "--config", cfgPath)
+	wantAll(t, "tools diff after approval", out, "No changes")
+}
