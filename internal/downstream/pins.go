@@ -1,6 +1,8 @@
 package downstream
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -92,7 +94,8 @@ func pinDef(name string, raw json.RawMessage) pins.Def {
 	if err == nil {
 		return d
 	}
-	return pins.Def{Name: name, Canon: raw, Hash: fmt.Sprintf("raw-%x", raw)}
+	sum := sha256.Sum256(raw)
+	return pins.Def{Name: name, Canon: raw, Hash: "raw-" + hex.EncodeToString(sum[:])}
 }
 
 // ReviewCommand is the command that shows (verb "diff") or approves
