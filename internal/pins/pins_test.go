@@ -25,11 +25,20 @@ func TestCanonical(t *testing.T) {
 	if a.Hash != b.Hash {
 		t.Error("the same definition hashed differently")
 	}
-	for _, n := range []struct{ in, want string }{{"1.5", "1.5"}, {"-0", "0"}, {"1e21", "1e+21"}, {"0.000001", "0.000001"}, {"1e-7", "1e-7"}, {"9007199254740993", "9007199254740992"}} {
+	for _, n := range []struct{ in, want string }{{"1.5", "1.5"}, {"-0", "0"}, {"1e21", "1e+21"}, {"0.000001", "0.000001"}, {"1e-7", "1e-7"}, {"9007199254740993", "9007199254740992"}, {"333333333.33333329", "333333333.3333333"}, {"4.50", "4.5"}, {"2e-3", "0.002"}, {"-1e+30", "-1e+30"}, {"1E400", ""}} {
 		got, err := number(json.Number(n.in))
+		if n.want == "" {
+			if err == nil {
+				t.Errorf("number(%s) = %s, want an error", n.in, got)
+			}
+			continue
+		}
 		if err != nil || got != n.want {
 			t.Errorf("number(%s) = %s, %v; want %s", n.in, got, err, n.want)
 		}
+	}
+	if _, err := Canonical(json.RawMessage(`{"name":"a","inputSchema":{"maximum":1e400}}`)); err == nil {
+		t.Error("a number past float64 was canonicalized")
 	}
 	if _, err := Canonical(json.RawMessage(`{"description":"no name"}`)); err == nil {
 		t.Error("a tool without a name was accepted")
