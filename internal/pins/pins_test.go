@@ -199,3 +199,26 @@ func TestStoreConcurrentWriters(t *testing.T) {
 		t.Errorf("%v %q: %d pins, want 80", st, why, len(m))
 	}
 }
+
+// TestOpenMakesPrivateAndRefusesLinks: an existing folder is made 0700; a
+// symbolic link in its place is refused, naming the pin folder.
+func TestOpenMakesPrivateAndRefusesLinks(t *testing.T) {
+	base := t.TempDir()
+	open := filepath.Join(base, "open")
+	if err := os.Mkdir(open, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(open); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(open); fi.Mode().Perm() != 0o700 {
+		t.Errorf("mode %v", fi.Mode().Perm())
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(open, link); err != nil {
+		t.Skip(err)
+	}
+	if _, err := Open(link); err == nil || !strings.Contains(err.Error(), "pin folder") {
+		t.Errorf("a link was accepted: %v", err)
+	}
+}

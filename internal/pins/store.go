@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"io"
 	"io/fs"
 	"os"
@@ -56,11 +57,8 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the pin folder: %w", err)
 	}
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("the pin folder %s is not a folder of its own", dir)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the pin folder private: %w", err)
+	if err := catalog.MakePrivate(dir, "pin folder"); err != nil {
+		return nil, err
 	}
 	return &Store{dir: dir}, nil
 }
