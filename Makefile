@@ -29,7 +29,7 @@ STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 
 PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
-.PHONY: all build demo test test-deps lint tools bench cross dist clean search-eval
+.PHONY: all build demo test test-deps lint tools bench cross dist clean search-eval screen-eval
 
 all: build
 
@@ -48,6 +48,7 @@ demo: build
 test: lint test-deps
 	$(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory search-eval
+	$(MAKE) --no-print-directory screen-eval
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
@@ -59,6 +60,12 @@ test: lint test-deps
 ## bytes returned, beside a plain BM25 baseline (fails below the held-out goal)
 search-eval:
 	$(GO) test -run TestSearchEval -v -count=1 ./internal/search
+
+## screen-eval: tool screening over the captured tool lists of 16 real servers,
+## configured together: how many tools it flags, and which (the README's
+## false-positive count; fails if it changes)
+screen-eval:
+	$(GO) test -run TestScreenRealServers -v -count=1 ./internal/pins
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
 bench: test-deps

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,7 +75,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	// Every tool list check gets is stored in the tool catalog when it
 	// differs from the entry there: check refreshes the catalog, and never
 	// answers from it.
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true, Pins: openPins(log)})
 	defer wb.Close()
 
 	// What each start produced: the report reads these, never the
@@ -149,6 +150,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", t.Name, t.Unchecked)
 					}
 				}
+				pinLines(stdout, cfg.Path, s, o.tools)
 			default:
 				failed++
 				reason := "not started"
@@ -196,4 +198,42 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// pinLines reports a server's tools against their pins: how many are
+// pinned, changed, new and removed, what is withheld, what screening
+// flags, and the command to review.
+func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *downstream.ToolSet) {
+	if cur := s.State().Tools; cur != nil {
+		ts = cur // screened again now that every server has listed its tools
+	}
+	reports, state, why := s.PinReport(ts)
+	if reports == nil && state == pins.Missing {
+		return // no pin store
+	}
+	count := map[pins.Kind][]string{}
+	for _, r := range reports {
+		count[r.Kind] = append(count[r.Kind], r.Name)
+	}
+	line := fmt.Sprintf("pins: %d pinned, %d changed, %d new, %d removed", len(count[pins.Same]), len(count[pins.Changed]), len(count[pins.New]), len(count[pins.Removed]))
+	for _, k := range []pins.Kind{pins.Changed, pins.New, pins.Removed} {
+		if len(count[k]) > 0 {
+			line += fmt.Sprintf("; %s: %s", k, strings.Join(count[k], ", "))
+		}
+	}
+	fmt.Fprintf(stdout, "  %-20s %s\n", "", line)
+	if state == pins.Corrupt {
+		fmt.Fprintf(stdout, "  %-20s the pin file is damaged or was edited (%s): nothing in it is trusted\n", "", why)
+	}
+	for _, w := range ts.Withheld {
+		fmt.Fprintf(stdout, "  %-20s withheld: tool '%s': %s\n", "", w.Name, w.Reason)
+	}
+	for _, t := range ts.Defs() {
+		for _, f := range ts.FlagsOf(t.Name) {
+			fmt.Fprintf(stdout, "  %-20s flagged: tool '%s': %s\n", "", t.Name, f)
+		}
+	}
+	if len(count[pins.Changed])+len(count[pins.New])+len(count[pins.Removed]) > 0 || len(ts.Withheld) > 0 || state == pins.Corrupt {
+		fmt.Fprintf(stdout, "  %-20s review: %s\n", "", downstream.ReviewCommand("diff", configPath, s.Toolbox, s.Name, ""))
+	}
 }

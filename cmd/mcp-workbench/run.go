@@ -33,6 +33,7 @@ func commands() []*command {
 		{name: "validate", summary: "check the configuration and summarize it", usage: validateUsage, run: runValidate},
 		{name: "check", summary: "start the toolboxes' servers as a host would and report each one", usage: checkUsage, run: runCheck},
 		{name: "call", summary: "call one tool, as use_tool does", usage: callUsage, run: runCall},
+		{name: "tools", summary: "show (diff) or approve changes of the servers' tool definitions", usage: toolsUsage, run: runTools},
 		{name: "login", summary: "log in to a remote server that asks for OAuth", usage: loginUsage, run: runLogin},
 		{name: "logout", summary: "remove the tokens of a server's login", usage: logoutUsage, run: runLogout},
 		{name: "import", summary: "turn a host's mcpServers into a workbench configuration", usage: importUsage, run: runImport},

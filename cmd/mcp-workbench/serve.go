@@ -45,7 +45,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log)})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), Pins: openPins(log)})
 	defer wb.Close()
 	ss, err := wb.Connect(ctx, e.stdin, e.stdout)
 	if err != nil {

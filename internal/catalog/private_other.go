@@ -10,16 +10,20 @@ import (
 // makePrivate checks that dir is a folder of its own, not a link to one.
 // Unix modes mean nothing here (a folder under %LocalAppData% is the
 // user's own by its ACL), so nothing is changed.
-func makePrivate(dir string) error {
+func makePrivate(dir string) error { return MakePrivate(dir, "catalog folder") }
+
+// MakePrivate is makePrivate for any folder of the user's own; what
+// names it in errors ("pin folder").
+func MakePrivate(dir, what string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("opening the catalog folder: %w", err)
+		return fmt.Errorf("opening the %s: %w", what, err)
 	}
 	switch {
 	case fi.Mode()&(os.ModeSymlink|os.ModeIrregular) != 0:
-		return fmt.Errorf("the catalog folder %s is a link; it must be a folder of its own (remove the link)", dir)
+		return fmt.Errorf("the %s %s is a link; it must be a folder of its own (remove the link)", what, dir)
 	case !fi.IsDir():
-		return fmt.Errorf("the catalog folder %s is not a folder", dir)
+		return fmt.Errorf("the %s %s is not a folder", what, dir)
 	}
 	return nil
 }

@@ -82,6 +82,13 @@ type Toolbox struct {
 	Servers []*Server
 }
 
+// The values of "toolChanges".
+const (
+	ToolChangesBlock = "block"
+	ToolChangesWarn  = "warn"
+	ToolChangesOff   = "off"
+)
+
 // Server is one downstream MCP server of a toolbox.
 type Server struct {
 	Name      string
@@ -130,6 +137,19 @@ type Server struct {
 	// IdleTimeout stops the server after this long with no call in flight
 	// and none made; 0 (the default) never stops it.
 	IdleTimeout time.Duration
+
+	// ToolChanges is what a tool whose definition changed since it was
+	// pinned gets: ToolChangesBlock (withheld until approved, the
+	// default), ToolChangesWarn (served, marked changed) or
+	// ToolChangesOff ("toolChanges").
+	ToolChanges string
+	// BlockFlagged withholds tools that screening flags, like changed
+	// ones ("blockFlaggedTools").
+	BlockFlagged bool
+	// ApproveNewTools makes the tools of a server seen for the first time,
+	// and tools a pinned server adds, wait for approval too
+	// ("approveNewTools"); by default first sight is trusted.
+	ApproveNewTools bool
 
 	// MaxTools and MaxToolListBytes bound the server's tool list: a list
 	// past either fails the server's start (or a new listing).

@@ -56,6 +56,7 @@ func TestLoadValidFull(t *testing.T) {
 		RequestTimeout:    DefaultRequestTimeout,
 		MaxRetries:        1, // top-level default
 		Catalog:           true,
+		ToolChanges:       ToolChangesBlock,
 		MaxTools:          DefaultMaxTools,
 		MaxToolListBytes:  DefaultMaxToolListBytes,
 	}

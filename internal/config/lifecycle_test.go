@@ -96,3 +96,30 @@ func TestCatalogAndIdleTimeoutErrors(t *testing.T) {
 		t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(want), err)
 	}
 }
+
+// TestToolChangeSettings checks "toolChanges", "blockFlaggedTools" and
+// "approveNewTools": top level, per server (the server wins), defaults,
+// and a value outside the enum named by its path.
+func TestToolChangeSettings(t *testing.T) {
+	cfg, err := Parse([]byte(`{"toolChanges": "warn", "blockFlaggedTools": true, "toolboxes": {"t": {"description": "d", "mcpServers": {
+		"a": {"command": "x"},
+		"b": {"command": "x", "toolChanges": "off", "blockFlaggedTools": false, "approveNewTools": true}}}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Toolbox("t").Server("a"), cfg.Toolbox("t").Server("b")
+	if a.ToolChanges != ToolChangesWarn || !a.BlockFlagged || a.ApproveNewTools {
+		t.Errorf("a: %q %v %v", a.ToolChanges, a.BlockFlagged, a.ApproveNewTools)
+	}
+	if b.ToolChanges != ToolChangesOff || b.BlockFlagged || !b.ApproveNewTools {
+		t.Errorf("b: %q %v %v", b.ToolChanges, b.BlockFlagged, b.ApproveNewTools)
+	}
+	cfg, err = Parse([]byte(`{"toolboxes": {"t": {"description": "d", "mcpServers": {"a": {"command": "x"}}}}}`), env(nil))
+	if err != nil || cfg.Toolbox("t").Server("a").ToolChanges != ToolChangesBlock {
+		t.Errorf("default: %v", err)
+	}
+	_, err = Parse([]byte(`{"toolboxes": {"t": {"description": "d", "mcpServers": {"a": {"command": "x", "toolChanges": "allow"}}}}}`), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "toolChanges") {
+		t.Errorf("bad value: %v", err)
+	}
+}

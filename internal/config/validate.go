@@ -167,6 +167,9 @@ type limits struct {
 	retries          int
 	idle             time.Duration
 	catalog          bool
+	toolChanges      string
+	blockFlagged     bool
+	approveNew       bool
 	maxTools         int
 	maxToolBytes     int
 }
@@ -188,6 +191,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		request:      DefaultRequestTimeout,
 		retries:      DefaultMaxRetries,
 		catalog:      true,
+		toolChanges:  ToolChangesBlock,
 		maxTools:     DefaultMaxTools,
 		maxToolBytes: DefaultMaxToolListBytes,
 	})
@@ -253,6 +257,9 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		MaxRetries:        lim.retries,
 		Catalog:           lim.catalog,
 		IdleTimeout:       lim.idle,
+		ToolChanges:       lim.toolChanges,
+		BlockFlagged:      lim.blockFlagged,
+		ApproveNewTools:   lim.approveNew,
 		MaxTools:          lim.maxTools,
 		MaxToolListBytes:  lim.maxToolBytes,
 	}
@@ -461,6 +468,11 @@ func readLimits(n *node, def limits) limits {
 		out.idle = time.Duration(ms) * time.Millisecond
 	}
 	out.catalog = boolean(n.get("catalog"), out.catalog)
+	if m := str(n.get("toolChanges")); m != "" {
+		out.toolChanges = m
+	}
+	out.blockFlagged = boolean(n.get("blockFlaggedTools"), out.blockFlagged)
+	out.approveNew = boolean(n.get("approveNewTools"), out.approveNew)
 	if m, ok := integer(n.get("maxTools")); ok {
 		out.maxTools = int(m)
 	}

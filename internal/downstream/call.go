@@ -20,7 +20,12 @@ import (
 
 // RefusedError is a call the workbench refused without sending anything
 // downstream: unknown or filtered tool, disabled server, invalid arguments.
-type RefusedError struct{ Reason string }
+type RefusedError struct {
+	Reason string
+	// SaysChanged is set when Reason already says that the toolbox changed
+	// since it was opened.
+	SaysChanged bool
+}
 
 func (e *RefusedError) Error() string { return e.Reason }
 
@@ -333,7 +338,14 @@ func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, o
 func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 	ts := c.tools.Load()
 	t := ts.Lookup(name)
+	if t == nil && ts.WithheldReason(name) != "" {
+		ts = c.recheck() // approved meanwhile?
+		t = ts.Lookup(name)
+	}
 	if t == nil {
+		if why := ts.WithheldReason(name); why != "" {
+			return nil, c.s.withheldError(name, why)
+		}
 		if ts.isFiltered(name) {
 			return nil, &RefusedError{Reason: "the tool is not offered: the workbench configuration's toolFilters exclude it"}
 		}
@@ -342,6 +354,12 @@ func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 			return nil, &RefusedError{Reason: "no such tool; this server offers no tools"}
 		}
 		return nil, &RefusedError{Reason: "no such tool; this server's tools are: " + listNames(names, 30)}
+	}
+	if t.Change != "" { // served although it changed since approved ("warn")
+		if h, ok := c.s.shownHash(name); ok && h != t.def.Hash {
+			return nil, &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened: the definition of tool '%s' is not the one open_toolbox showed (%s). "+
+				"Open the toolbox again with open_toolbox to see it as it is now.", c.s.Toolbox, name, t.Change)}
+		}
 	}
 	violations, err := t.validate(args)
 	if err != nil {

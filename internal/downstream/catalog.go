@@ -3,6 +3,7 @@ package downstream
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
@@ -32,6 +33,12 @@ func (s *Server) Cached() (*ToolSet, bool, string) {
 	// The entry last read is kept while the catalog's file is the same
 	// (searches read every server's entry) and has not expired.
 	stamp := s.o.Catalog.Stamp(s.catalogKey)
+	if s.o.Pins != nil && stamp != "" {
+		stamp += "/" + s.o.Pins.Stamp(s.pinKey) // an approval changes what is withheld
+	}
+	if stamp != "" {
+		stamp += fmt.Sprintf("/%d", s.o.Names.Version()) // and other servers' names what is flagged
+	}
 	s.catMu.Lock()
 	defer s.catMu.Unlock()
 	if stamp != "" && stamp == s.cat.stamp && (s.cat.expires.IsZero() || time.Now().Before(s.cat.expires)) {
@@ -43,6 +50,7 @@ func (s *Server) Cached() (*ToolSet, bool, string) {
 		return nil, false, reason
 	}
 	ts, _ := toolSet(e.Tools, func(string) bool { return true }, s.cfg.ToolFilters, s.Toolbox, s.Name, s.log, false)
+	ts = s.guard(ts, false)
 	s.cat = cachedEntry{stamp: stamp, tools: ts}
 	if exp, ok := e.Expires(); ok {
 		s.cat.expires = exp
@@ -68,6 +76,10 @@ func (s *Server) Shown(ts *ToolSet) {
 	if ts != nil && s.listedTools != nil {
 		s.changed = !sameTools(ts, s.listedTools)
 	}
+	if ts == nil && s.live != nil {
+		ts = s.live.tools.Load()
+	}
+	s.noteShown(ts)
 }
 
 // ChangedSinceShown reports whether the server's live tools differ from

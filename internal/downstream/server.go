@@ -23,6 +23,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,6 +54,15 @@ type Options struct {
 	// configuration allows it), so that a toolbox can be shown from it
 	// while its servers start (see [Server.Cached]).
 	Catalog *catalog.Catalog
+	// Pins, if set, pins each server's tool definitions and withholds
+	// changed ones (see pins.go); Names collects every server's tool names
+	// for screening.
+	Pins  *pins.Store
+	Names *ToolNames
+	// PinsChanged, if set, is called when a new live list of a running
+	// server withholds, or serves changed, other tools than the list
+	// before it (after notifications/tools/list_changed or a refresh).
+	PinsChanged func(s *Server)
 
 	// queueLimit bounds the bytes waiting to be written to one stdio
 	// server; 0: defaultMaxQueued. Tests set it lower.
@@ -147,8 +157,17 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
-	catMu      sync.Mutex // guards cat
-	cat        cachedEntry
+	// pinKey is the server's identity in o.Pins: the catalog's key, made
+	// whether or not the server uses the catalog.
+	pinKey        string
+	pinMu         sync.Mutex // guards corruptWarned
+	corruptWarned string
+	// shownDefs maps the tools the last open showed to their definitions'
+	// hashes: a call of a tool whose definition changed since then is
+	// refused with "the toolbox changed".
+	shownDefs atomic.Pointer[map[string]string]
+	catMu     sync.Mutex // guards cat
+	cat       cachedEntry
 
 	mu       sync.Mutex
 	live     *conn // the current connection, nil if none
@@ -192,6 +211,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
+		pinKey:     catalog.Key(cfg, ProtocolVersion),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,
@@ -223,12 +243,14 @@ func (s *Server) State() State {
 		return State{Status: StatusDisabled}
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	live, lastErr := s.live, s.lastErr
+	s.mu.Unlock()
 	switch {
-	case s.live != nil:
-		return State{Status: StatusConnected, Tools: s.live.tools.Load()}
-	case s.lastErr != nil:
-		return State{Status: StatusError, Err: s.lastErr}
+	case live != nil:
+		// Outside s.mu: recheck may read the pin store, under listMu.
+		return State{Status: StatusConnected, Tools: live.recheck()}
+	case lastErr != nil:
+		return State{Status: StatusError, Err: lastErr}
 	}
 	return State{Status: StatusIdle}
 }
@@ -242,7 +264,7 @@ func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.tools.Load(), nil
+	return c.recheck(), nil
 }
 
 // Refresh lists the server's tools again. A server that was not running
@@ -256,14 +278,14 @@ func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
 		return nil, err
 	}
 	if !running {
-		return c.tools.Load(), nil // listed by the start this call waited for
+		return c.recheck(), nil // listed by the start this call waited for
 	}
 	lctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	if err := c.listTools(lctx); err != nil {
 		return nil, err
 	}
-	return c.tools.Load(), nil
+	return c.recheck(), nil
 }
 
 // dial is a connect attempt (with its retries) that callers wait on.
@@ -323,7 +345,7 @@ func (s *Server) Join() func(context.Context) (*ToolSet, error) {
 		return func(context.Context) (*ToolSet, error) { return nil, err }
 	}
 	if c := s.live; c != nil {
-		return func(context.Context) (*ToolSet, error) { return c.tools.Load(), nil }
+		return func(context.Context) (*ToolSet, error) { return c.recheck(), nil }
 	}
 	d := s.startDialLocked()
 	return func(ctx context.Context) (*ToolSet, error) {
@@ -332,7 +354,7 @@ func (s *Server) Join() func(context.Context) (*ToolSet, error) {
 			if d.err != nil {
 				return nil, d.err
 			}
-			return d.conn.tools.Load(), nil
+			return d.conn.recheck(), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -691,6 +713,7 @@ func (c *conn) listTools(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ts = s.guard(ts, true)
 	c.tools.Store(ts)
 	if c.cs.InitializeResult().ProtocolVersion < hintProtocol {
 		// Caching hints are part of the protocol from 2026-07-28 only;
@@ -725,7 +748,14 @@ func (c *conn) toolsChanged() {
 		}
 		return
 	}
-	if after := c.tools.Load(); !sameTools(before, after) {
+	after := c.tools.Load()
+	if verdict(before) != verdict(after) {
+		s.log.Warn("tool definitions changed", "withheld", len(after.Withheld), "review", ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, ""))
+		if s.o.PinsChanged != nil {
+			s.o.PinsChanged(s)
+		}
+	}
+	if !sameTools(before, after) {
 		s.log.Info("tool list changed", "tools", len(after.Tools))
 	} else {
 		// Servers announce changes that change nothing, many at every start.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -36,6 +37,13 @@ type Tool struct {
 	// shown from the catalog).
 	Unchecked string
 
+	// Flags are what screening found in the tool's definition (see
+	// internal/pins); Change says how it differs from its pin when it is
+	// served anyway ("toolChanges": "warn").
+	Flags  []string
+	Change string
+
+	def    pins.Def           // the definition as pinned
 	schema *jsonschema.Schema // nil: arguments are not validated
 }
 
@@ -45,6 +53,18 @@ type ToolSet struct {
 	Tools    []*Tool
 	byName   map[string]*Tool
 	filtered map[string]bool // names the server has but toolFilters remove
+
+	// Withheld are the tools pinning or screening leave out (see pins.go),
+	// in the server's order; withheld maps their names to why.
+	Withheld []Withheld
+	withheld map[string]string
+	flags    map[string][]string // screening's flags of every tool in all
+	// all is every offered tool, withheld ones included, before guard.
+	all []*Tool
+	// pinStamp is the pin file's stamp when the set was guarded, and
+	// namesVersion the version of the names screening compared with.
+	pinStamp     string
+	namesVersion uint64
 }
 
 // Lookup returns the offered tool of that name, or nil.
@@ -136,7 +156,7 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 		}
 		b := bytes.TrimSuffix(buf.Bytes(), []byte("}"))
 		b = append(b, suffix...)
-		t := &Tool{Name: w.Name, JSON: b}
+		t := &Tool{Name: w.Name, JSON: b, def: pinDef(w.Name, r)}
 		if w.Annotations != nil {
 			t.ReadOnly, t.Idempotent = w.Annotations.ReadOnlyHint, w.Annotations.IdempotentHint
 		}
@@ -153,6 +173,7 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 		ts.Tools = append(ts.Tools, t)
 		ts.byName[w.Name] = t
 	}
+	ts.all = ts.Tools
 	for i := range filters {
 		if !matched[i] && compile {
 			// Named by its place: the entry may have come from a ${VAR}.

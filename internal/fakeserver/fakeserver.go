@@ -79,6 +79,13 @@ const (
 	// testdata/search/tools): the server offers exactly those tools, each
 	// answering a call with its name and arguments.
 	EnvToolsFile = "FAKE_TOOLS_FILE"
+	// EnvDefsFile names a file holding a JSON object of tool definitions
+	// by name ({"name": {"description", "inputSchema", "annotations", …}}):
+	// at start each one replaces the fake's tool of that name (or adds
+	// it), and the tool "redefine" reads the file again and does the same,
+	// announcing list_changed: a server that changes what its tools say,
+	// while running and between runs.
+	EnvDefsFile = "FAKE_DEFS_FILE"
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -237,6 +244,18 @@ func run() error {
 	} else {
 		f.addTools()
 	}
+	if file := os.Getenv(EnvDefsFile); file != "" {
+		if err := f.redefine(file); err != nil {
+			return err
+		}
+		f.server.AddTool(&mcp.Tool{Name: "redefine", Description: "Reads FAKE_DEFS_FILE again and changes the tools it defines.", InputSchema: schema(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				if err := f.redefine(file); err != nil {
+					return nil, err
+				}
+				return text("redefined"), nil
+			})
+	}
 	var t mcp.Transport = &mcp.StdioTransport{}
 	if os.Getenv(EnvStopReading) == "1" {
 		t = &mcp.IOTransport{Reader: &stoppableReader{r: os.Stdin}, Writer: os.Stdout}
@@ -320,6 +339,34 @@ func envInt(name string) int {
 }
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+// redefine reads file (see EnvDefsFile) and (re)adds each tool it defines;
+// a call answers with the tool's name and its arguments.
+func (f *fake) redefine(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var defs map[string]json.RawMessage
+	if err := json.Unmarshal(data, &defs); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	for name, raw := range defs {
+		t := &mcp.Tool{}
+		if err := json.Unmarshal(raw, t); err != nil {
+			return fmt.Errorf("%s: %s: %w", file, name, err)
+		}
+		t.Name = name
+		if t.InputSchema == nil {
+			t.InputSchema = schema(`{"type":"object"}`)
+		}
+		f.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			f.record(CallsFile, name)
+			return text(name + " " + string(req.Params.Arguments)), nil
+		})
+	}
+	return nil
+}
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}

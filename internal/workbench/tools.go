@@ -326,6 +326,13 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 		Error  string `json:"error,omitempty"`
 		// Warnings: tools whose arguments the workbench cannot check.
 		Warnings []string `json:"warnings,omitempty"`
+		// Withheld: tools left out until the user approves them (changed
+		// since approved, or flagged); Changed: tools served although
+		// they changed ("toolChanges": "warn"); Flagged: what screening
+		// found in the tools' definitions.
+		Withheld []string `json:"withheld,omitempty"`
+		Changed  []string `json:"changed,omitempty"`
+		Flagged  []string `json:"flagged,omitempty"`
 	}
 	lines := make([]serverLine, 0, len(tb.servers))
 	var tools []found
@@ -348,6 +355,16 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 				if t.Unchecked != "" {
 					line.Warnings = append(line.Warnings, fmt.Sprintf("tool '%s': %s", t.Name, t.Unchecked))
 				}
+				if t.Change != "" {
+					line.Changed = append(line.Changed, fmt.Sprintf("tool '%s': %s", t.Name, t.Change))
+				}
+				for _, f := range t.Flags {
+					line.Flagged = append(line.Flagged, fmt.Sprintf("tool '%s': %s", t.Name, f))
+				}
+			}
+			for _, wh := range v.tools.Withheld {
+				line.Withheld = append(line.Withheld, fmt.Sprintf("tool '%s': %s; the user can review it with: %s", wh.Name, wh.Reason,
+					downstream.ReviewCommand("diff", w.do.ConfigPath, tb.cfg.Name, s.Name, wh.Name)))
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++

@@ -113,7 +113,7 @@ func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) 
 	}
 	var refused *downstream.RefusedError
 	if errors.As(err, &refused) {
-		if s.ChangedSinceShown() {
+		if s.ChangedSinceShown() && !refused.SaysChanged {
 			return ref.refused(fmt.Sprintf("the toolbox '%s' changed since it was opened: server '%s' now offers other tools than open_toolbox showed. "+
 				"Open the toolbox again with open_toolbox to see them. (%s)", ref.Toolbox, ref.Server, refused.Reason))
 		}

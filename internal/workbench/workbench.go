@@ -16,6 +16,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,6 +39,9 @@ type Options struct {
 	// answers an open from it: for check, which reports what the servers
 	// do now.
 	CatalogStoreOnly bool
+	// Pins, if set, pins the servers' tool definitions and withholds
+	// changed ones (see internal/pins and downstream's pins.go).
+	Pins *pins.Store
 	// Downstream, if set, overrides how downstream servers are handled
 	// (tests shorten waits with it). Logger, Stderr, Watchdog, ClientInfo
 	// and Catalog are filled in when empty.
@@ -126,6 +130,15 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	}
 	if do.Catalog == nil {
 		do.Catalog = opts.Catalog
+	}
+	if do.Pins == nil {
+		do.Pins = opts.Pins
+	}
+	if do.Names == nil {
+		do.Names = &downstream.ToolNames{}
+	}
+	if do.PinsChanged == nil {
+		do.PinsChanged = w.pinsChanged
 	}
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
@@ -343,4 +356,21 @@ func (w *Workbench) RenderStarts(toolbox string, started func(*downstream.Server
 		}
 	}
 	return w.renderOpen(tb, views)
+}
+
+// pinsChanged tells the hosts that what open_toolbox returns changed: a
+// running server's new tool list withholds or changes tools. open_toolbox
+// is added again as it is, which makes the SDK send
+// notifications/tools/list_changed to every session; the two tools stay
+// the same.
+func (w *Workbench) pinsChanged(*downstream.Server) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	tool := w.openToolboxTool()
+	for _, s := range w.servers {
+		s.AddTool(tool, w.handleOpen)
+	}
 }

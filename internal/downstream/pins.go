@@ -1,0 +1,411 @@
+package downstream
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
+)
+
+// Tool pinning's side of a server (see internal/pins). Every tool set the
+// server yields — a live list, or one read from the catalog — passes
+// guard: each tool's definition is compared with its pin and screened, and
+// the tools that changed since they were approved (with "toolChanges":
+// "block"), that are new while approveNewTools is set, whose pin file is
+// damaged, or that screening flagged while blockFlaggedTools is set are
+// withheld: left out of the set's Tools, so that open_toolbox does not
+// show them and use_tool refuses them, naming what changed and the
+// commands to review and approve it. A live list of a server never seen
+// pins its tools (first sight is trusted unless approveNewTools), and a
+// live list pins the tools a known server adds.
+
+// ToolNames is what every server of a workbench listed, for screening's
+// cross-server mentions. Safe for concurrent use.
+type ToolNames struct {
+	mu      sync.Mutex
+	m       map[string][]string // "toolbox/server" → its tool names
+	version uint64              // counts changes of m
+}
+
+// Version counts the changes of the names: a tool set screened under
+// another version is screened again (see conn.recheck).
+func (n *ToolNames) Version() uint64 {
+	if n == nil {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.version
+}
+
+// Set records the tool names of server label.
+func (n *ToolNames) Set(label string, names []string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string][]string{}
+	}
+	if old, ok := n.m[label]; ok && slices.Equal(old, names) {
+		return
+	}
+	n.m[label] = names
+	n.version++
+}
+
+// others returns the tools of every server but label.
+func (n *ToolNames) others(label string) pins.Others {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := pins.Others{}
+	for l, names := range n.m {
+		if l == label {
+			continue
+		}
+		for _, name := range names {
+			out[name] = l
+		}
+	}
+	return out
+}
+
+// Withheld is a tool left out of a server's tool set, and why.
+type Withheld struct {
+	Name   string
+	Reason string
+}
+
+// pinDef is the definition of a tool object as pins hashes it; a tool
+// whose numbers canonicalization cannot write hashes its compact bytes.
+func pinDef(name string, raw json.RawMessage) pins.Def {
+	d, err := pins.Canonical(raw)
+	if err == nil {
+		return d
+	}
+	sum := sha256.Sum256(raw)
+	return pins.Def{Name: name, Canon: raw, Hash: "raw-" + hex.EncodeToString(sum[:])}
+}
+
+// ReviewCommand is the command that shows (verb "diff") or approves
+// (verb "approve") the changes of server's tool, with --config when the
+// configuration is not the default one.
+func ReviewCommand(verb, configPath, toolbox, server, tool string) string {
+	cmd := "mcp-workbench tools " + verb
+	if configPath != "" && configPath != config.DefaultPath {
+		cmd += " --config " + shellQuote(configPath)
+	}
+	for _, a := range []string{toolbox, server, tool} {
+		if a == "" {
+			break
+		}
+		cmd += " " + shellQuote(a)
+	}
+	return cmd
+}
+
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// PinKey returns the server's identity in the pin store: the catalog's key.
+func (s *Server) PinKey() string { return s.pinKey }
+
+// guard returns full with the tools pinning and screening withhold left
+// out (see above). live says full is a live list: only a live list pins.
+func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
+	if full == nil {
+		return nil
+	}
+	label := s.Toolbox + "/" + s.Name
+	own := make(map[string]bool, len(full.all))
+	defs := make([]pins.Def, len(full.all))
+	for i, t := range full.all {
+		own[t.Name] = true
+		defs[i] = t.def
+	}
+	if live {
+		s.o.Names.Set(label, full.offeredAll())
+	}
+	out := &ToolSet{byName: map[string]*Tool{}, filtered: full.filtered, all: full.all, withheld: map[string]string{}, flags: map[string][]string{}}
+	store := s.o.Pins
+	mode := s.cfg.ToolChanges
+	var pinned map[string]pins.Pin
+	state := pins.OK
+	if store != nil {
+		out.pinStamp = store.Stamp(s.pinKey)
+		var why string
+		pinned, state, why = store.Load(s.pinKey)
+		if state == pins.Corrupt && mode != config.ToolChangesOff {
+			s.warnCorrupt(out.pinStamp, why)
+		}
+		if live && mode != config.ToolChangesOff && state != pins.Corrupt && !s.cfg.ApproveNewTools {
+			pinned = s.pinNew(defs, pinned, state == pins.Missing)
+			out.pinStamp = store.Stamp(s.pinKey)
+		}
+	}
+	out.namesVersion = s.o.Names.Version()
+	others := s.o.Names.others(label)
+	for i, t := range full.all {
+		d := defs[i]
+		nt := *t
+		nt.Flags = pins.Screen(d.Canon, others, own)
+		if len(nt.Flags) > 0 {
+			out.flags[t.Name] = nt.Flags
+		}
+		var reason, change string
+		p, ok := pinned[d.Name]
+		switch {
+		case store == nil || mode == config.ToolChangesOff:
+		case state == pins.Corrupt:
+			change = "its pin could not be checked: the pin file is damaged"
+		case ok && p.Hash != d.Hash:
+			change = pins.Describe(pins.What(p.Def, d.Canon)) + " changed since it was approved"
+		case !ok && s.cfg.ApproveNewTools:
+			change = "it is new and waits for approval"
+		}
+		if change != "" {
+			if mode == config.ToolChangesBlock {
+				reason = change
+			} else {
+				nt.Change = change
+			}
+		}
+		if reason == "" && s.cfg.BlockFlagged && len(nt.Flags) > 0 && !(ok && p.Hash == d.Hash && p.Approved) {
+			reason = "screening flagged it (" + strings.Join(nt.Flags, "; ") + ")"
+		}
+		if reason != "" {
+			out.withheld[t.Name] = reason
+			out.Withheld = append(out.Withheld, Withheld{Name: t.Name, Reason: reason})
+			continue
+		}
+		out.Tools = append(out.Tools, &nt)
+		out.byName[t.Name] = &nt
+	}
+	return out
+}
+
+// pinNew pins the tools of defs that have no pin (every one on first
+// sight), under the store's lock, and returns the pins as they are then.
+func (s *Server) pinNew(defs []pins.Def, pinned map[string]pins.Pin, first bool) map[string]pins.Pin {
+	var added []string
+	var now map[string]pins.Pin
+	_, err := s.o.Pins.Update(s.pinKey, func(m map[string]pins.Pin) bool {
+		for _, d := range defs {
+			if _, ok := m[d.Name]; !ok {
+				m[d.Name] = pins.Pin{Hash: d.Hash, Def: d.Canon}
+				added = append(added, d.Name)
+			}
+		}
+		now = maps.Clone(m)
+		return len(added) > 0
+	})
+	if err != nil {
+		s.log.Warn("could not pin the server's tools", "error", err)
+		return pinned
+	}
+	switch {
+	case len(added) == 0:
+	case first:
+		s.log.Info("first sight: pinned the server's tool definitions", "tools", len(added))
+	default:
+		s.log.Info("pinned the server's new tools", "tools", strings.Join(added, ", "))
+	}
+	return now
+}
+
+// warnCorrupt says, once per state of the file, that the server's pin
+// file does not check out.
+func (s *Server) warnCorrupt(stamp, why string) {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	if s.corruptWarned == stamp {
+		return
+	}
+	s.corruptWarned = stamp
+	s.log.Warn("the server's pin file is damaged or was edited; its tools are not trusted until approved again",
+		"file", s.o.Pins.Path(s.pinKey), "reason", why, "review", ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, ""))
+}
+
+// recheck applies the pin store again when it changed since ts was
+// guarded (an approval, another workbench pinning), and returns the set
+// to use.
+func (c *conn) recheck() *ToolSet {
+	ts := c.tools.Load()
+	s := c.s
+	if ts == nil || ts.all == nil || (s.o.Pins == nil || ts.pinStamp == s.o.Pins.Stamp(s.pinKey)) && ts.namesVersion == s.o.Names.Version() {
+		return ts
+	}
+	c.listMu.Lock()
+	defer c.listMu.Unlock()
+	if cur := c.tools.Load(); cur != ts {
+		return cur
+	}
+	ng := s.guard(ts.full(), true)
+	c.tools.Store(ng)
+	return ng
+}
+
+// PinReport compares ts's tools (every offered tool, withheld ones too)
+// with the server's pins, and screens them.
+func (s *Server) PinReport(ts *ToolSet) ([]pins.Report, pins.State, string) {
+	if s.o.Pins == nil || ts == nil {
+		return nil, pins.Missing, "no pin store"
+	}
+	pinned, state, why := s.o.Pins.Load(s.pinKey)
+	return pins.Compare(pinned, ts.Defs()), state, why
+}
+
+// Approve pins the current definitions of names (nil: every tool of ts),
+// marked approved, and forgets the pins of tools ts no longer has (all
+// of them when names is nil, else those named). It returns what it
+// approved.
+func (s *Server) Approve(ts *ToolSet, names []string) ([]string, error) {
+	if s.o.Pins == nil {
+		return nil, fmt.Errorf("no pin store")
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var done []string
+	_, err := s.o.Pins.Update(s.pinKey, func(m map[string]pins.Pin) bool {
+		cur := map[string]bool{}
+		for _, d := range ts.Defs() {
+			cur[d.Name] = true
+			if names != nil && !want[d.Name] {
+				continue
+			}
+			// Pinned as it is: nothing to approve, unless screening flags it
+			// and it was only trusted on first sight (blockFlaggedTools
+			// serves a flagged tool once the user approved it).
+			if p, ok := m[d.Name]; ok && p.Hash == d.Hash && (p.Approved || len(ts.FlagsOf(d.Name)) == 0) {
+				continue
+			}
+			m[d.Name] = pins.Pin{Hash: d.Hash, Def: d.Canon, Approved: true}
+			done = append(done, d.Name)
+		}
+		for n := range m {
+			if !cur[n] && (names == nil || want[n]) {
+				delete(m, n)
+				done = append(done, n+" (removed)")
+			}
+		}
+		return len(done) > 0
+	})
+	return done, err
+}
+
+// Defs returns the definitions of every tool of the set, withheld ones
+// too, in the server's order.
+func (ts *ToolSet) Defs() []pins.Def {
+	if ts == nil {
+		return nil
+	}
+	out := make([]pins.Def, len(ts.all))
+	for i, t := range ts.all {
+		out[i] = t.def
+	}
+	return out
+}
+
+// full returns the set of every offered tool, before guard.
+func (ts *ToolSet) full() *ToolSet {
+	f := &ToolSet{Tools: ts.all, all: ts.all, byName: map[string]*Tool{}, filtered: ts.filtered}
+	for _, t := range ts.all {
+		f.byName[t.Name] = t
+	}
+	return f
+}
+
+func (ts *ToolSet) offeredAll() []string {
+	out := make([]string, len(ts.all))
+	for i, t := range ts.all {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// WithheldReason returns why the set withholds the tool name, or "".
+func (ts *ToolSet) WithheldReason(name string) string {
+	if ts == nil {
+		return ""
+	}
+	return ts.withheld[name]
+}
+
+// withheldError is use_tool's refusal of a withheld tool.
+func (s *Server) withheldError(name, why string) *RefusedError {
+	msg := fmt.Sprintf("the tool is withheld until the user approves it: %s. Show the change with: %s — approve it with: %s",
+		why, ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, name), ReviewCommand("approve", s.o.ConfigPath, s.Toolbox, s.Name, name))
+	if _, ok := s.shownHash(name); ok {
+		return &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened; open it again with open_toolbox to see its tools now. ", s.Toolbox) + msg}
+	}
+	return &RefusedError{Reason: msg}
+}
+
+// shownHash returns the hash of the definition the last open showed of
+// the tool name.
+func (s *Server) shownHash(name string) (string, bool) {
+	m := s.shownDefs.Load()
+	if m == nil {
+		return "", false
+	}
+	h, ok := (*m)[name]
+	return h, ok
+}
+
+// noteShown records the definitions of the tools an open showed, for
+// use_tool's "toolbox changed" (called under s.mu).
+func (s *Server) noteShown(ts *ToolSet) {
+	if ts == nil {
+		s.shownDefs.Store(nil)
+		return
+	}
+	m := make(map[string]string, len(ts.Tools))
+	for _, t := range ts.Tools {
+		m[t.Name] = t.def.Hash
+	}
+	s.shownDefs.Store(&m)
+}
+
+// verdict sums up what pinning made of a set: its withheld tools and those
+// served changed, with why.
+func verdict(ts *ToolSet) string {
+	if ts == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, w := range ts.Withheld {
+		b.WriteString(w.Name + "\x00" + w.Reason + "\x00")
+	}
+	for _, t := range ts.Tools {
+		if t.Change != "" {
+			b.WriteString(t.Name + "\x00" + t.Change + "\x00")
+		}
+	}
+	return b.String()
+}
+
+// FlagsOf returns what screening found in the tool name's definition,
+// withheld or not.
+func (ts *ToolSet) FlagsOf(name string) []string {
+	if ts == nil {
+		return nil
+	}
+	return ts.flags[name]
+}

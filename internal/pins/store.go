@@ -1,0 +1,222 @@
+package pins
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+const formatVersion = 1
+
+// maxFileSize bounds what Load reads.
+const maxFileSize = 64 << 20
+
+// Pin is what the store holds for one tool.
+type Pin struct {
+	Hash string          `json:"sha256"`
+	Def  json.RawMessage `json:"def"`
+	// Approved is set when the user approved the definition (tools
+	// approve), rather than it being trusted on first sight: a flagged
+	// tool that the user approved is no longer withheld by
+	// blockFlaggedTools.
+	Approved bool `json:"approved,omitempty"`
+}
+
+// State says what Load found.
+type State int
+
+const (
+	Missing State = iota // no file: the server was never seen
+	OK
+	Corrupt // a file that does not check out: nothing in it is trusted
+)
+
+// Store is a folder of pin files, one per server identity.
+type Store struct{ dir string }
+
+// DefaultDir returns os.UserConfigDir()/mcp-workbench/pins.
+func DefaultDir() (string, error) {
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the user's configuration folder: %w", err)
+	}
+	return filepath.Join(base, "mcp-workbench", "pins"), nil
+}
+
+// Open makes dir (0700) if needed and returns the store kept there.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("making the pin folder: %w", err)
+	}
+	if err := catalog.MakePrivate(dir, "pin folder"); err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir returns the store's folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the file that holds key's pins.
+func (s *Store) Path(key string) string { return filepath.Join(s.dir, key+".json") }
+
+type file struct {
+	Version int            `json:"version"`
+	Key     string         `json:"key"`
+	Tools   map[string]Pin `json:"tools"`
+	// Sum is the SHA-256 of the tools' canonical encoding: a file edited
+	// by hand, or damaged, does not check out.
+	Sum string `json:"sum"`
+}
+
+func toolsSum(tools map[string]Pin) string {
+	names := make([]string, 0, len(tools))
+	for n := range tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	for _, n := range names {
+		p := tools[n]
+		fmt.Fprintf(h, "%d:%s%d:%s%v%d:", len(n), n, len(p.Hash), p.Hash, p.Approved, len(p.Def))
+		h.Write(p.Def)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// Stamp identifies the file's current content without reading it.
+func (s *Store) Stamp(key string) string {
+	fi, err := os.Lstat(s.Path(key))
+	if err != nil {
+		return "none"
+	}
+	return fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// Load returns key's pins, and what it found. A corrupt file (bad JSON,
+// another version or key, a sum or a hash that does not check out) gives
+// Corrupt, the reason, and no pins: nothing in it is trusted.
+func (s *Store) Load(key string) (map[string]Pin, State, string) {
+	f, err := os.Open(s.Path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Missing, ""
+	}
+	if err != nil {
+		return nil, Corrupt, fmt.Sprintf("unreadable: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, Corrupt, fmt.Sprintf("unreadable: %v", err)
+	}
+	if len(data) > maxFileSize {
+		return nil, Corrupt, "too large"
+	}
+	var fl file
+	if err := json.Unmarshal(data, &fl); err != nil {
+		return nil, Corrupt, "not the workbench's JSON: " + err.Error()
+	}
+	switch {
+	case fl.Version != formatVersion:
+		return nil, Corrupt, fmt.Sprintf("format version %d, want %d", fl.Version, formatVersion)
+	case fl.Key != key:
+		return nil, Corrupt, "the file holds another server's pins"
+	case fl.Tools == nil:
+		return nil, Corrupt, "no tools"
+	case fl.Sum != toolsSum(fl.Tools):
+		return nil, Corrupt, "checksum mismatch (edited or damaged)"
+	}
+	for name, p := range fl.Tools {
+		if p.Hash != hashOf(p.Def) {
+			return nil, Corrupt, fmt.Sprintf("the pin of tool %q does not match its definition", name)
+		}
+	}
+	return fl.Tools, OK, ""
+}
+
+// Update changes key's pins under the store's lock: change gets the pins
+// as they are now (empty if there are none, or the file is corrupt) and
+// says whether to write them. It returns whether it wrote.
+func (s *Store) Update(key string, change func(map[string]Pin) bool) (bool, error) {
+	unlock, err := s.lock(key)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	cur, _, _ := s.Load(key)
+	if cur == nil {
+		cur = map[string]Pin{}
+	}
+	if !change(cur) {
+		return false, nil
+	}
+	// Definitions are stored byte for byte as hashed: no HTML escaping
+	// (which would also escape U+2028 and U+2029).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(file{Version: formatVersion, Key: key, Tools: cur, Sum: toolsSum(cur)}); err != nil {
+		return false, err
+	}
+	return true, s.writeAtomic(s.Path(key), buf.Bytes())
+}
+
+// lock takes key's lock file, waiting (a bounded while) for another
+// process that holds it.
+func (s *Store) lock(key string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, key+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("pins: %w", err)
+	}
+	for i := 0; ; i++ {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("pins: locking: %w", err)
+		}
+		if ok {
+			return func() { unlock(f); f.Close() }, nil
+		}
+		if i == 3000 { // 30s: a holder writes one small file
+			f.Close()
+			return nil, errors.New("pins: another workbench holds the pin file's lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *Store) writeAtomic(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(s.dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("pins: writing: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("pins: syncing: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("pins: %w", err)
+	}
+	syncDir(s.dir)
+	return nil
+}
