@@ -396,6 +396,13 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 			if i > 0 {
 				b.WriteString("\n")
 			}
+			if k := withholding(ks, name); k != nil {
+				fmt.Fprintf(&b, "Tool '%s' of server '%s' (toolbox '%s') is withheld until the user approves it: %s. "+
+					"Show the change with: %s — approve it with: %s", name, k.s.Name, tbName, k.tools.WithheldReason(name),
+					downstream.ReviewCommand("diff", w.do.ConfigPath, tbName, k.s.Name, name),
+					downstream.ReviewCommand("approve", w.do.ConfigPath, tbName, k.s.Name, name))
+				continue
+			}
 			fmt.Fprintf(&b, "Toolbox '%s' has no tool '%s'.", tbName, name)
 			if c := search.Closest(name, all, 5); len(c) > 0 {
 				fmt.Fprintf(&b, " Closest: %s.", strings.Join(c, ", "))
@@ -424,6 +431,17 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 	res, used := w.renderTools(head.Bytes(), picked, nil, "", false)
 	shownFrom(ks, used)
 	return res
+}
+
+// withholding returns the server of ks that withholds a tool of that
+// name (a changed or flagged tool awaiting approval), or nil.
+func withholding(ks []known, name string) *known {
+	for i := range ks {
+		if ks[i].tools.WithheldReason(name) != "" {
+			return &ks[i]
+		}
+	}
+	return nil
 }
 
 // writeSearched writes the servers a search looked at, and those it could

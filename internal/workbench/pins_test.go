@@ -157,11 +157,17 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			if slices.Contains(names, "fake/victim") {
 				t.Errorf("the changed tool is still offered: %v", names)
 			}
-			// Searches and selections leave it out too.
+			// Searches and selections leave it out too; a selection that
+			// names it says it is withheld, and how to review it.
 			for _, args := range []map[string]any{{"query": "add two numbers victim"}, {"toolbox_name": "dev", "tools": []string{"victim", "echo"}}} {
 				if text, _ := call(t, cs, "open_toolbox", args); strings.Contains(text, `"name":"victim"`) {
 					t.Errorf("open_toolbox %v shows the withheld tool: %s", args, text)
 				}
+			}
+			if text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev", "tools": []string{"victim"}}); !isErr ||
+				!strings.Contains(text, "Tool 'victim' of server 'fake' (toolbox 'dev') is withheld until the user approves it") ||
+				!strings.Contains(text, "mcp-workbench tools approve dev fake victim") {
+				t.Errorf("a selection of the withheld tool: %v %s", isErr, text)
 			}
 			text, isErr := call(t, cs, "use_tool", use("dev", "fake", "victim", map[string]any{"a": 1}))
 			for _, want := range []string{"tool 'victim' in server 'fake' (toolbox 'dev')", "withheld", "its " + ch.what + " changed", "mcp-workbench tools diff dev fake victim", "mcp-workbench tools approve dev fake victim"} {
