@@ -36,6 +36,8 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
 // formatVersion is the version of the entry file format. A file of another
@@ -151,7 +153,7 @@ func Open(dir string) (*Catalog, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the catalog folder: %w", err)
 	}
-	if err := makePrivate(dir); err != nil {
+	if err := userfile.MakePrivate(dir, "catalog folder"); err != nil {
 		return nil, err
 	}
 	c := &Catalog{dir: dir, now: time.Now}
@@ -413,32 +415,7 @@ func (c *Catalog) Put(key string, tools []json.RawMessage, hint *Hint) error {
 	buf := append(head[:len(head)-1:len(head)-1], `,"tools":`...) // without the header's closing brace
 	buf = frame.AppendArray(buf, trimmed)
 	buf = append(buf, "}\n"...)
-	return c.writeAtomic(c.path(key), buf)
-}
-
-// writeAtomic writes data to a new 0600 file in the folder, syncs it and
-// renames it to path.
-func (c *Catalog) writeAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(c.dir, tempPrefix+"*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("catalog: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("catalog: writing: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("catalog: syncing: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("catalog: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := userfile.WriteAtomic(c.path(key), tempPrefix+"*", buf); err != nil {
 		return fmt.Errorf("catalog: %w", err)
 	}
 	return nil

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
 // Record is what a login leaves on disk for one server: the tokens and
@@ -166,33 +168,7 @@ func (s *Store) Save(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	return s.writeAtomic(s.Path(rec.ServerURL), append(data, '\n'))
-}
-
-// writeAtomic writes data to path in the store's folder: a temporary file
-// (mode 0600) in the same folder, synced, then renamed over the old one.
-func (s *Store) writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(s.Dir, ".token-*.tmp") // mode 0600
-	if err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	syncDir(s.Dir)
-	return nil
+	return writeTokenFile(s.Path(rec.ServerURL), append(data, '\n'))
 }
 
 // Delete removes the record of serverURL. It reports whether there was one.
@@ -230,28 +206,25 @@ func (s *Store) Lock(ctx context.Context, serverURL string) (func(), error) {
 		return nil, err
 	}
 	path := strings.TrimSuffix(s.Path(serverURL), ".json") + ".lock"
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	unlock, err := userfile.Lock(ctx, path)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("locking token file %s: another process holds it (%w)", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking token file: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, lockWait)
-	defer cancel()
-	for {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("locking token file: %w", err)
-		}
-		if ok {
-			return func() { unlock(f); f.Close() }, nil
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("locking token file %s: another process holds it (%w)", path, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
+	return unlock, nil
+}
+
+// writeTokenFile writes a file of the store (tokens, a challenge) whole:
+// private, atomic.
+func writeTokenFile(path string, data []byte) error {
+	if err := userfile.WriteAtomic(path, ".token-*.tmp", data); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
 	}
+	return nil
 }
 
 // challenge is a server's request for a login (its WWW-Authenticate
@@ -286,7 +259,7 @@ func (s *Store) saveChallenge(serverURL string, values []string) error {
 	if err != nil {
 		return err
 	}
-	return s.writeAtomic(s.challengePath(serverURL), data)
+	return writeTokenFile(s.challengePath(serverURL), data)
 }
 
 // loadChallenge returns the noted challenge of serverURL, or nil.

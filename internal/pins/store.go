@@ -2,17 +2,19 @@ package pins
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
 const formatVersion = 1
@@ -57,7 +59,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the pin folder: %w", err)
 	}
-	if err := catalog.MakePrivate(dir, "pin folder"); err != nil {
+	if err := userfile.MakePrivate(dir, "pin folder"); err != nil {
 		return nil, err
 	}
 	return &Store{dir: dir}, nil
@@ -167,56 +169,23 @@ func (s *Store) Update(key string, change func(map[string]Pin) bool) (bool, erro
 	if err := enc.Encode(file{Version: formatVersion, Key: key, Tools: cur, Sum: toolsSum(cur)}); err != nil {
 		return false, err
 	}
-	return true, s.writeAtomic(s.Path(key), buf.Bytes())
+	if err := userfile.WriteAtomic(s.Path(key), ".tmp-*", buf.Bytes()); err != nil {
+		return false, fmt.Errorf("pins: %w", err)
+	}
+	return true, nil
 }
 
 // lock takes key's lock file, waiting (a bounded while) for another
 // process that holds it.
 func (s *Store) lock(key string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, key+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a holder writes one small file
+	defer cancel()
+	unlock, err := userfile.Lock(ctx, filepath.Join(s.dir, key+".lock"))
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, errors.New("pins: another workbench holds the pin file's lock")
+	}
 	if err != nil {
-		return nil, fmt.Errorf("pins: %w", err)
+		return nil, fmt.Errorf("pins: locking: %w", err)
 	}
-	for i := 0; ; i++ {
-		ok, err := tryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("pins: locking: %w", err)
-		}
-		if ok {
-			return func() { unlock(f); f.Close() }, nil
-		}
-		if i == 3000 { // 30s: a holder writes one small file
-			f.Close()
-			return nil, errors.New("pins: another workbench holds the pin file's lock")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func (s *Store) writeAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(s.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("pins: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("pins: writing: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("pins: syncing: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("pins: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("pins: %w", err)
-	}
-	syncDir(s.dir)
-	return nil
+	return unlock, nil
 }

@@ -1,19 +1,16 @@
 //go:build !unix
 
-package catalog
+package userfile
 
 import (
 	"fmt"
 	"os"
 )
 
-// makePrivate checks that dir is a folder of its own, not a link to one.
+// MakePrivate checks that dir is a folder of its own, not a link to one.
 // Unix modes mean nothing here (a folder under %LocalAppData% is the
 // user's own by its ACL), so nothing is changed.
-func makePrivate(dir string) error { return MakePrivate(dir, "catalog folder") }
-
-// MakePrivate is makePrivate for any folder of the user's own; what
-// names it in errors ("pin folder").
+// what names the folder in errors ("catalog folder").
 func MakePrivate(dir, what string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {

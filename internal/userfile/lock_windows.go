@@ -1,6 +1,6 @@
 //go:build windows
 
-package oauth
+package userfile
 
 import (
 	"errors"
@@ -18,7 +18,7 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-func unlock(f *os.File) {
+func unlockFile(f *os.File) {
 	_ = windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
 

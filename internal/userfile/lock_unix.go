@@ -1,6 +1,6 @@
 //go:build unix
 
-package oauth
+package userfile
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-func unlock(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+func unlockFile(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
 
 // syncDir makes a rename durable.
 func syncDir(dir string) {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package catalog
+package userfile
 
 import (
 	"errors"
@@ -9,15 +9,12 @@ import (
 	"syscall"
 )
 
-// makePrivate makes the folder dir 0700. It opens dir without following a
+// MakePrivate makes the folder dir 0700. It opens dir without following a
 // symbolic link in its last component and changes the mode of what it
 // opened, so the mode of a folder elsewhere (a link planted in the cache,
 // or one swapped in meanwhile) is never changed. A folder the user does not
 // own is refused: its owner could read and replace the entries.
-func makePrivate(dir string) error { return MakePrivate(dir, "catalog folder") }
-
-// MakePrivate is makePrivate for any folder of the user's own; what
-// names it in errors ("pin folder").
+// what names the folder in errors ("catalog folder").
 func MakePrivate(dir, what string) error {
 	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
 	if err != nil {

@@ -1,0 +1,72 @@
+// Package userfile holds what the files the workbench keeps for the user
+// (the tool catalog, login tokens, tool pins) have in common: they are
+// private, written whole or not at all, and shared by every workbench
+// process of the user under a lock.
+package userfile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// WriteAtomic writes data to path: a new file (mode 0600) in path's folder,
+// named by tempPattern (as os.CreateTemp takes it), synced, then renamed
+// over path, and the folder synced so that the rename lasts. A reader sees
+// the old file or the new one, never a part.
+func WriteAtomic(path, tempPattern string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, tempPattern) // mode 0600
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("writing: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("syncing: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// Lock takes the lock file at path (made, mode 0600, if need be), waiting
+// for another process that holds it until ctx ends, and returns its
+// release. The lock is the operating system's (flock, LockFileEx): it goes
+// with the process, so a workbench that dies holds nothing.
+func Lock(ctx context.Context, path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if ok {
+			return func() { unlockFile(f); f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
