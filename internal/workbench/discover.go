@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -642,24 +643,26 @@ func renderWith(head []byte, full []found, keep []bool, more []found, note strin
 }
 
 // renderNamesOnly is the last resort of a result over its budget even
-// with every tool named only: as many names as fit, and how many more.
+// with every tool named only: as many names as fit (the size grows with
+// their number, so a binary search finds it), and how many more.
 func renderNamesOnly(head []byte, full, more []found, budget int) []byte {
 	all := append(append([]found{}, full...), more...)
-	for n := len(all); ; n-- {
+	ms := make([]summary, len(all))
+	for i, f := range all {
+		ms[i] = summarize(f, false)
+	}
+	render := func(n int) []byte {
 		var b bytes.Buffer
 		b.Write(head)
-		ms := make([]summary, n)
-		for i := range n {
-			ms[i] = summarize(all[i], false)
-		}
 		b.WriteString(`,"tools":[],"not_shown":`)
-		b.Write(mustJSON(ms))
+		b.Write(mustJSON(ms[:n]))
 		b.WriteString(`,"note":`)
 		b.Write(frame.AppendString(nil, fmt.Sprintf(`The result is limited to %d characters: %d tools are named only, and %d more are left out. `+
 			`Call open_toolbox with "toolbox_name" and "tools", or with a "query" saying what the task needs.`, budget, n, len(all)-n)))
 		b.WriteByte('}')
-		if b.Len() <= budget || n == 0 {
-			return b.Bytes()
-		}
+		return b.Bytes()
 	}
+	// The largest n whose rendering fits; 0 when none does.
+	n := sort.Search(len(all)+1, func(n int) bool { return len(render(n)) > budget }) - 1
+	return render(max(n, 0))
 }

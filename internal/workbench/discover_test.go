@@ -352,3 +352,19 @@ func TestOpenNamesUncheckedTools(t *testing.T) {
 		t.Errorf("servers_connected = %d", r.ServersConnected)
 	}
 }
+
+// A budget too small to name every tool names as many as fit, and says
+// how many more were left out.
+func TestOpenNamesWhatFitsOfATinyBudget(t *testing.T) {
+	e := newEnv(t)
+	_, cs := e.workbench(`{"openResultMaxChars": 2500, "toolboxes": {"big": {"description": "Many tools", "mcpServers": {
+		"w": ` + fake("w", fakeserver.EnvTools, "100") + `}}}}`)
+	text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "big"})
+	if isErr || len(text) > 2500 {
+		t.Fatalf("%d characters (isError %v), want at most 2500:\n%s", len(text), isErr, text)
+	}
+	r := parseSearch(t, text)
+	if len(r.Tools) != 0 || len(r.NotShown) == 0 || len(r.NotShown) >= 115 || !strings.Contains(r.Note, "more are left out") {
+		t.Errorf("%d whole, %d named, note %q; want names only, not all of them, and the rest counted", len(r.Tools), len(r.NotShown), r.Note)
+	}
+}
