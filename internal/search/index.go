@@ -694,6 +694,13 @@ func schemaText(schema any, depth int, count *int, names, descs *strings.Builder
 	}
 }
 
+// FirstSentence is the first sentence of a tool's description, as the
+// search weighs it (see firstSentence).
+func FirstSentence(desc string) string {
+	first, _ := firstSentence(desc)
+	return first
+}
+
 // firstSentence splits a description after its first sentence: at the first
 // ". " (or "." before a line break, "!", "?"), or a blank line, whichever comes
 // first; a description of one sentence is all first sentence.

@@ -515,8 +515,8 @@ func summarize(f found, about bool) summary {
 	return s
 }
 
-// firstSentence is the start of a tool object's description: up to its
-// first sentence's end or line break, at most n bytes.
+// firstSentence is the start of a tool object's description: its first
+// sentence as the search reads it, up to a line break, at most n bytes.
 func firstSentence(tool json.RawMessage, n int) string {
 	var t struct {
 		Description string `json:"description"`
@@ -524,12 +524,9 @@ func firstSentence(tool json.RawMessage, n int) string {
 	if frame.Unmarshal(tool, &t) != nil {
 		return ""
 	}
-	d := strings.TrimSpace(t.Description)
+	d := search.FirstSentence(t.Description)
 	if i := strings.IndexAny(d, "\n\r"); i >= 0 {
 		d = d[:i]
-	}
-	if i := strings.Index(d, ". "); i >= 0 {
-		d = d[:i+1]
 	}
 	return serverproc.Clip(strings.TrimSpace(d), n)
 }
