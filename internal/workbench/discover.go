@@ -424,14 +424,17 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 		}
 		return textResult(b.String(), true)
 	}
-	var head bytes.Buffer
-	head.WriteString(`{"toolbox":`)
-	head.Write(frame.AppendString(nil, tb.cfg.Name))
-	head.WriteString(`,"description":`)
-	head.Write(frame.AppendString(nil, tb.cfg.Description))
-	res, used := w.renderTools(head.Bytes(), picked, nil, "", false)
+	res, used := w.renderTools(tb.head(), picked, nil, "", false)
 	shownFrom(ks, used)
 	return res
+}
+
+// head is the start of a result about the toolbox: a JSON object, left
+// open, with its name and description.
+func (tb *toolbox) head() []byte {
+	b := append([]byte(`{"toolbox":`), frame.AppendString(nil, tb.cfg.Name)...)
+	b = append(b, `,"description":`...)
+	return append(b, frame.AppendString(nil, tb.cfg.Description)...)
 }
 
 // withholding returns the server of ks that withholds a tool of that

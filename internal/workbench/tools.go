@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
-	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -387,12 +386,8 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 		}
 		return textResult(b.String(), true)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"toolbox":`)
-	buf.Write(frame.AppendString(nil, tb.cfg.Name))
-	buf.WriteString(`,"description":`)
-	buf.Write(frame.AppendString(nil, tb.cfg.Description))
-	fmt.Fprintf(&buf, `,"servers_connected":%d,"servers":`, connected)
+	buf := bytes.NewBuffer(tb.head())
+	fmt.Fprintf(buf, `,"servers_connected":%d,"servers":`, connected)
 	buf.Write(mustJSON(lines))
 	var note string
 	if len(starting) > 0 {
