@@ -130,11 +130,9 @@ func parseOpenArgs(raw json.RawMessage) (openArgs, error) {
 // known is what the workbench knows of one server's tools for a search or
 // a selection.
 type known struct {
-	tb     *toolbox
-	s      *downstream.Server
-	status downstream.Status // connected, statusCatalog, disabled, error or statusStarting
-	tools  *downstream.ToolSet
-	err    error
+	tb         *toolbox
+	s          *downstream.Server
+	serverView // status: connected, statusCatalog, disabled, error or statusStarting
 }
 
 // statusCatalog is the status of a server whose tools a search or a

@@ -348,7 +348,7 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 			}
 			connected++
 			line.Tools = len(v.tools.Tools)
-			k := &known{tb: tb, s: s, status: v.status, tools: v.tools}
+			k := &known{tb: tb, s: s, serverView: v}
 			for _, t := range v.tools.Tools {
 				tools = append(tools, found{k, t})
 				if t.Unchecked != "" {
