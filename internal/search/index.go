@@ -31,6 +31,7 @@ package search
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"math/bits"
 	"slices"
@@ -171,10 +172,8 @@ const (
 // Index is the search's index over a set of tools. It is immutable after
 // [NewIndex] and safe for concurrent use.
 type Index struct {
-	n        int
-	terms    map[string]int32
-	idf      []float64
-	postings [][]posting
+	n     int
+	toolT table // over the tools
 	// sizeFactor scales down the score of a tool whose definition is
 	// heavy for a host's context (see heavyTool).
 	sizeFactor []float64
@@ -189,12 +188,47 @@ type Index struct {
 	// BM25 index over each server's tools taken together.
 	server   []int32
 	nServers int
-	sterms   map[string]int32
-	sidf     []float64
-	spost    [][]posting
+	serverT  table // over the servers
 	// named maps a word of a toolbox's or server's name to the servers
 	// that have it, for a request that names where it wants to look.
 	named map[string][]int32
+}
+
+// table is a BM25 table of terms and their postings (the documents that hold
+// each term, with its saturated frequency there) and idf: one over the
+// tools, one over the servers.
+type table struct {
+	terms    map[string]int32
+	idf      []float64
+	postings [][]posting
+}
+
+// add posts doc's term frequencies, already scaled for its length, in the
+// terms' order, so that every posting list stays in document order
+// whatever the map's order.
+func (b *table) add(doc int, tf map[string]float64) {
+	if b.terms == nil {
+		b.terms = map[string]int32{}
+	}
+	for _, t := range slices.Sorted(maps.Keys(tf)) {
+		id, ok := b.terms[t]
+		if !ok {
+			id = int32(len(b.postings))
+			b.terms[t] = id
+			b.postings = append(b.postings, nil)
+		}
+		v := tf[t]
+		b.postings[id] = append(b.postings[id], posting{int32(doc), float32(v / (k1 + v))})
+	}
+}
+
+// finish sets each term's idf over n documents.
+func (b *table) finish(n int) {
+	b.idf = make([]float64, len(b.postings))
+	for id, p := range b.postings {
+		df := float64(len(p))
+		b.idf[id] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+	}
 }
 
 type posting struct {
@@ -207,7 +241,7 @@ type posting struct {
 // NewIndex indexes docs. A tool object that does not parse, or parses only in
 // part, is indexed by what can be read of it (at worst its toolbox and server).
 func NewIndex(docs []Doc) *Index {
-	ix := &Index{n: len(docs), terms: map[string]int32{}, sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), deletes: make([]bool, len(docs)), nameWords: make([][][]string, len(docs))}
+	ix := &Index{n: len(docs), sizeFactor: make([]float64, len(docs)), readOnly: make([]int8, len(docs)), deletes: make([]bool, len(docs)), nameWords: make([][][]string, len(docs))}
 	for d, doc := range docs {
 		ix.sizeFactor[d] = 1
 		if n := len(doc.Tool); n > heavyTool {
@@ -251,27 +285,9 @@ func NewIndex(docs []Doc) *Index {
 				tf[t] += p.weight / norm
 			}
 		}
-		keys := make([]string, 0, len(tf))
-		for t := range tf {
-			keys = append(keys, t)
-		}
-		sort.Strings(keys) // postings in doc order whatever the map's order
-		for _, t := range keys {
-			id, ok := ix.terms[t]
-			if !ok {
-				id = int32(len(ix.postings))
-				ix.terms[t] = id
-				ix.postings = append(ix.postings, nil)
-			}
-			v := tf[t]
-			ix.postings[id] = append(ix.postings[id], posting{int32(d), float32(v / (k1 + v))})
-		}
+		ix.toolT.add(d, tf)
 	}
-	ix.idf = make([]float64, len(ix.postings))
-	for id, p := range ix.postings {
-		df := float64(len(p))
-		ix.idf[id] = math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5))
-	}
+	ix.toolT.finish(ix.n)
 	ix.indexServers(docs, func(d, f int) []string { return all[d][f].terms })
 	return ix
 }
@@ -320,35 +336,19 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 		}
 	}
 	ix.nServers = len(tfs)
-	ix.sterms = map[string]int32{}
 	total := 0.0
 	for _, l := range lens {
 		total += l
 	}
 	avg := math.Max(total/math.Max(float64(len(lens)), 1), 1)
 	for sid, tf := range tfs {
-		keys := make([]string, 0, len(tf))
-		for t := range tf {
-			keys = append(keys, t)
-		}
-		sort.Strings(keys)
 		norm := 1 - serverB + serverB*lens[sid]/avg
-		for _, t := range keys {
-			id, ok := ix.sterms[t]
-			if !ok {
-				id = int32(len(ix.spost))
-				ix.sterms[t] = id
-				ix.spost = append(ix.spost, nil)
-			}
-			v := tf[t] / norm
-			ix.spost[id] = append(ix.spost[id], posting{int32(sid), float32(v / (k1 + v))})
+		for t := range tf {
+			tf[t] /= norm
 		}
+		ix.serverT.add(sid, tf)
 	}
-	ix.sidf = make([]float64, len(ix.spost))
-	for id, p := range ix.spost {
-		df := float64(len(p))
-		ix.sidf[id] = math.Log(1 + (float64(ix.nServers)-df+0.5)/(df+0.5))
-	}
+	ix.serverT.finish(ix.nServers)
 }
 
 // Search returns the tools that match query, best first, at most limit of
@@ -374,7 +374,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	}
 	known := make([]qterm, 0, len(q))
 	for _, t := range q {
-		if id, ok := ix.terms[t.term]; ok {
+		if id, ok := ix.toolT.terms[t.term]; ok {
 			known = append(known, qterm{id, t.weight, 1 << (t.slot % 64)})
 		}
 	}
@@ -418,8 +418,8 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		j := i
 		for ; j < len(uniq) && bits.TrailingZeros64(uniq[j].mask) == slot; j++ {
 			qt := uniq[j]
-			qw := qt.w * ix.idf[qt.id]
-			for _, p := range ix.postings[qt.id] {
+			qw := qt.w * ix.toolT.idf[qt.id]
+			for _, p := range ix.toolT.postings[qt.id] {
 				c := qw * float64(p.sat)
 				if sum[p.doc] == 0 {
 					touched = append(touched, p.doc)
@@ -447,12 +447,12 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if serverBoost > 0 && ix.nServers > 1 {
 		sscores := make([]float64, ix.nServers)
 		for _, t := range q {
-			id, ok := ix.sterms[t.term]
+			id, ok := ix.serverT.terms[t.term]
 			if !ok {
 				continue
 			}
-			for _, p := range ix.spost[id] {
-				sscores[p.doc] += t.weight * ix.sidf[id] * float64(p.sat)
+			for _, p := range ix.serverT.postings[id] {
+				sscores[p.doc] += t.weight * ix.serverT.idf[id] * float64(p.sat)
 			}
 		}
 		best := 0.0
@@ -532,7 +532,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
 	known := map[int]bool{}
 	for _, t := range q {
-		if _, ok := ix.terms[t.term]; ok {
+		if _, ok := ix.toolT.terms[t.term]; ok {
 			known[t.slot] = true
 		}
 	}
@@ -542,7 +542,7 @@ func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
 			continue
 		}
 		p := t.term[:prefixLen]
-		for term := range ix.terms {
+		for term := range ix.toolT.terms {
 			if strings.HasPrefix(term, p) {
 				out = append(out, queryTerm{term, t.weight * prefixWeight, t.slot})
 			}
