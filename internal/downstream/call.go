@@ -291,13 +291,21 @@ func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage
 			return nil, nil, err
 		}
 		res, err := c.call(ctx, t, args, onProgress)
-		if !errors.Is(err, errNotSent) || attempt == 3 {
+		if !errors.Is(err, errNotSent) {
 			return res, t, err
 		}
 		select { // until the connection is gone, so that connect makes a new one
 		case <-c.done:
 		case <-ctx.Done():
 			return nil, t, ctx.Err()
+		}
+		if attempt == 3 {
+			// Connections that keep ending as calls arrive: say why the
+			// last one ended (endErr is set before done closes).
+			if c.endErr != nil && c.endErr != errIdle {
+				return nil, t, fmt.Errorf("%w: %v", errNotSent, c.endErr)
+			}
+			return nil, t, err
 		}
 	}
 }
