@@ -1,0 +1,177 @@
+//go:build unix
+
+package shared
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
+)
+
+// Listen makes the daemon's listener at path. A socket file there that
+// nothing answers on (a daemon that died) is removed first; if a daemon
+// answers, Listen returns [ErrRunning]. The check and the bind happen under
+// the lock path+".listen.lock", so two daemons starting at once never take
+// each other's socket. The socket file is made 0600, and Accept yields only
+// connections whose peer runs as opts.UID: any other is closed at once and
+// told to opts.Refused.
+func Listen(path string, opts ListenOptions) (net.Listener, error) {
+	uid := opts.UID
+	if uid == 0 {
+		uid = os.Getuid()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	unlock, err := userfile.Lock(ctx, path+".listen.lock")
+	if err != nil {
+		return nil, fmt.Errorf("taking the lock %s: %w", path+".listen.lock", err)
+	}
+	defer unlock()
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != fs.ModeSocket {
+			return nil, fmt.Errorf("%s is not a socket; remove it to share a workbench there", path)
+		}
+		c, err := Dial(ctx, path)
+		if err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: %s", ErrRunning, path)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, err
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("removing the stale socket %s: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w: %s", ErrRunning, path)
+		}
+		return nil, fmt.Errorf("listening at %s: %w", path, cause(err))
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("making the socket %s private: %w", path, err)
+	}
+	return &peerListener{l: l, uid: uid, refused: opts.Refused}, nil
+}
+
+// peerListener yields only connections from one user. It wraps rather
+// than embeds the UnixListener, whose AcceptUnix would skip the check.
+type peerListener struct {
+	l       *net.UnixListener
+	uid     int
+	refused func(uid int, err error)
+}
+
+func (p *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := p.l.AcceptUnix()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && uid == p.uid {
+			return c, nil
+		}
+		c.Close()
+		if err != nil {
+			uid, err = -1, fmt.Errorf("refused a connection: reading its user: %w", err)
+		} else {
+			err = fmt.Errorf("refused a connection from uid %d: the shared workbench serves uid %d only", uid, p.uid)
+		}
+		if p.refused != nil {
+			p.refused(uid, err)
+		}
+	}
+}
+
+func (p *peerListener) Close() error   { return p.l.Close() }
+func (p *peerListener) Addr() net.Addr { return p.l.Addr() }
+
+// peerUID returns the uid of the process at the other end of c, as the
+// kernel saw it when c connected.
+func peerUID(c *net.UnixConn) (int, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	uid := -1
+	var uerr error
+	if err := raw.Control(func(fd uintptr) { uid, uerr = fdPeerUID(int(fd)) }); err != nil {
+		return -1, err
+	}
+	return uid, uerr
+}
+
+// Dial connects to the daemon at path, bounded by ctx. Its error holds the
+// system's reason (ENOENT: no socket; ECONNREFUSED: nothing listens).
+func Dial(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("connecting to the shared workbench at %s: %w", path, cause(err))
+	}
+	return c, nil
+}
+
+// cause is the system's error under a net error, which says it in the
+// system's words without the Go call that failed.
+func cause(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return err
+}
+
+// treeVar is proctree's tag of the processes of one workbench's server
+// (see proctree.treeVar): a stop of that server reaches every process that
+// carries it. A daemon outlives the client that started it, so it must not
+// carry its starter's.
+const treeVar = "MCP_WORKBENCH_TREE"
+
+// StartDetached starts exe with args and env (nil: this process's) as a
+// background process: a session of its own (no terminal, no signal meant
+// for the starter's process group), stdin /dev/null, stdout and stderr
+// appended to logPath (made 0600). It returns once the process has
+// started, and reaps it on a goroutine so that it leaves no zombie while
+// the starter lives.
+func StartDetached(exe string, args, env []string, logPath string) error {
+	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the log %s: %w", logPath, err)
+	}
+	defer log.Close()
+	if err := log.Chmod(0o600); err != nil {
+		return fmt.Errorf("making the log %s private: %w", logPath, err)
+	}
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, treeVar+"=") })
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", exe, err)
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
