@@ -4,13 +4,16 @@ package shared
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +36,9 @@ const daemonVar = "WB_TEST_SHARED_DAEMON"
 func TestMain(m *testing.M) {
 	if os.Getenv(daemonVar) == "1" {
 		os.Exit(daemon())
+	}
+	if os.Getenv(clientVar) == "1" {
+		os.Exit(client())
 	}
 	os.Exit(m.Run())
 }
@@ -62,6 +68,34 @@ func daemon() int {
 		}
 		go func() { _, _ = io.Copy(c, c); c.Close() }()
 	}
+}
+
+// The test binary re-executed with clientVar=1 is a client that starts
+// the daemon ($WB_TEST_SOCKET, with the rest of its environment), checks
+// that it answers, and exits.
+const clientVar = "WB_TEST_SHARED_CLIENT"
+
+func client() int {
+	path := os.Getenv("WB_TEST_SOCKET")
+	env := append(os.Environ(), daemonVar+"=1")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := DialOrStart(ctx, path, func() error {
+		return StartDetached(os.Args[0], []string{"-test.run=^$"}, env, path+".log")
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "client:", err)
+		return 1
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "ping\n"); err != nil {
+		return 1
+	}
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "ping\n" {
+		fmt.Fprintln(os.Stderr, "client: echo:", line, err)
+		return 1
+	}
+	return 0
 }
 
 // shortDir is a temporary folder with a path short enough for sockets.
@@ -248,7 +282,13 @@ func daemonSetup(t *testing.T) (path, state string, start func() error, starts *
 		starts.Add(1)
 		return StartDetached(exe, []string{"-test.run=^$"}, env, filepath.Join(dir, "daemon.log"))
 	}
-	t.Cleanup(func() { stopDaemons(t, state) })
+	t.Cleanup(func() {
+		stopDaemons(t, state)
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
+			t.Logf("the daemons' log:\n%s", b)
+		}
+	})
 	return path, state, start, starts
 }
 
@@ -279,7 +319,7 @@ func stopDaemons(t *testing.T, state string) {
 	for _, s := range daemonStarts(t, state) {
 		_ = syscall.Kill(s.pid, syscall.SIGKILL)
 		deadline := time.Now().Add(20 * time.Second)
-		for syscall.Kill(s.pid, 0) == nil {
+		for alive(s.pid) {
 			if time.Now().After(deadline) {
 				t.Errorf("daemon %d still runs after SIGKILL", s.pid)
 				break
@@ -434,4 +474,60 @@ func TestDirRefusesAnotherUsersFolder(t *testing.T) {
 
 func userfileLock(path string) (func(), error) {
 	return userfile.Lock(context.Background(), path)
+}
+
+// alive reports whether pid runs. A zombie (an orphan whose parent, PID 1
+// here, does not reap) does not count once all its threads are gone: a Go
+// process's leader shows as a zombie while its other threads still exit,
+// holding its files (its listener) open.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	if runtime.GOOS != "linux" {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) || (stat[i+2] != 'Z' && stat[i+2] != 'X') {
+		return true
+	}
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return len(tasks) > 1
+}
+
+// The daemon outlives the client that started it: another client, later,
+// finds it running.
+func TestDaemonOutlivesItsStarter(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, "wb-o.sock")
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopDaemons(t, state) })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), clientVar+"=1", "WB_TEST_SOCKET="+path, "WB_TEST_STATE="+state)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the starting client: %v\n%s", err, out)
+	}
+	ds := daemonStarts(t, state)
+	if len(ds) != 1 || !alive(ds[0].pid) {
+		t.Fatalf("after its starter exited, daemons %v; want one, running", ds)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := DialOrStart(ctx, path, func() error { t.Error("start called with a daemon running"); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	echo(t, c, "still there")
 }
