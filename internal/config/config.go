@@ -112,6 +112,11 @@ type Server struct {
 	// the workbench's own. No key of the file sets it: a shared workbench
 	// sets it for each host session (see [Config.ForSession]).
 	BaseEnv []string
+	// SessionCwd is set when Cwd is not the file's but the folder of the
+	// host session ([Config.ForSession]): where a server without "cwd"
+	// runs in any case, so that the catalog and pins key it as if it had
+	// none.
+	SessionCwd bool
 
 	// http and sse
 	URL     string

@@ -74,8 +74,8 @@ func (c *Config) ForSession(env []string, cwd string) {
 			if s.Transport != Stdio {
 				continue
 			}
-			if s.Cwd == "" {
-				s.Cwd = cwd
+			if s.Cwd == "" && cwd != "" {
+				s.Cwd, s.SessionCwd = cwd, true
 			}
 			if s.Shared {
 				s.BaseEnv = shared

@@ -155,6 +155,9 @@ func TestForSession(t *testing.T) {
 	if sh.Cwd != "/src/p" || fixed.Cwd != "/srv" || own.Cwd != "/src/p" || remote.Cwd != "" {
 		t.Errorf("cwd: shared %q, fixed %q, own %q, remote %q", sh.Cwd, fixed.Cwd, own.Cwd, remote.Cwd)
 	}
+	if !sh.SessionCwd || fixed.SessionCwd || !own.SessionCwd || remote.SessionCwd {
+		t.Errorf("SessionCwd: shared %v, fixed %v, own %v, remote %v", sh.SessionCwd, fixed.SessionCwd, own.SessionCwd, remote.SessionCwd)
+	}
 	if want := []string{"HOME=/home/u", "PATH=/bin"}; !slices.Equal(sh.BaseEnv, want) || !slices.Equal(fixed.BaseEnv, want) {
 		t.Errorf("shared servers' BaseEnv: %q, %q; want %q", sh.BaseEnv, fixed.BaseEnv, want)
 	}
