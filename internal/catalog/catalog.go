@@ -218,9 +218,11 @@ type oauthDoc struct {
 // a canonical encoding of its transport, command, args, env, cwd, url,
 // headers, toolFilters and oauth client and scopes, and of the protocol version the workbench asks
 // the server for (a server may list other tools under another version).
-// Anything else (name, timeouts, retries, disabled, catalog, idle timeout)
-// does not change what the server lists and is left out, so renaming a
-// server or changing its timeouts keeps its entry.
+// Anything else (name, timeouts, retries, disabled, catalog, idle timeout,
+// sharing, the environment it starts from, a cwd that is only the host
+// session's folder) does not change what the server lists, or not more
+// than the folder the host starts a workbench in does, and is left out, so
+// renaming a server or changing its timeouts keeps its entry.
 //
 // Env and header values are secrets: they go into the hash only. The hash
 // is not salted; a secret that could be guessed from its hash could also
@@ -233,11 +235,13 @@ func Key(s *config.Server, protocol string) string {
 		Command:     s.Command,
 		Args:        nonNil(s.Args),
 		Env:         pairs(s.Env),
-		Cwd:         s.Cwd,
 		URL:         s.URL,
 		Headers:     pairs(s.Headers),
 		ToolFilters: nonNil(s.ToolFilters),
 		AllTools:    s.ToolFilters == nil,
+	}
+	if !s.SessionCwd { // the host's folder, as a server without cwd has in any case
+		doc.Cwd = s.Cwd
 	}
 	if o := s.OAuth; o != nil {
 		doc.OAuth = &oauthDoc{ClientID: o.ClientID, Scopes: o.Scopes, MetadataURL: o.AuthServerMetadataURL}

@@ -201,6 +201,7 @@ func TestKey(t *testing.T) {
 		"disabled": func(s *config.Server) { s.Disabled = true },
 		"catalog":  func(s *config.Server) { s.Catalog = false },
 		"idle":     func(s *config.Server) { s.IdleTimeout = time.Minute },
+		"shared":   func(s *config.Server) { s.Shared = true; s.BaseEnv = []string{"HOME=/h"} },
 	}
 	for name, change := range same {
 		s := testServer()
@@ -209,7 +210,14 @@ func TestKey(t *testing.T) {
 			t.Errorf("%s changed the key", name)
 		}
 	}
+	// A shared workbench runs a server without cwd in the session's
+	// folder: keyed as the server without cwd, as it was.
 	a, b := testServer(), testServer()
+	a.Cwd, b.Cwd, b.SessionCwd = "", "/src/project", true
+	if Key(a, proto) != Key(b, proto) {
+		t.Error("the session's folder as cwd changed the key")
+	}
+	a, b = testServer(), testServer()
 	a.Env, b.Env = nil, map[string]string{}
 	if Key(a, proto) != Key(b, proto) {
 		t.Error("no env and an empty env made different keys")

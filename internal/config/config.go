@@ -69,6 +69,10 @@ type Config struct {
 	// OpenTimeout bounds how long open_toolbox waits for servers to start
 	// ("openTimeoutMs").
 	OpenTimeout time.Duration
+	// Shared is the top-level "shared": host sessions share one workbench
+	// process, which runs a server once for every session whose launch of
+	// it is the same (see [Server.Shared]).
+	Shared bool
 	// Warnings are problems that do not stop the workbench, such as
 	// unknown keys (hosts add their own), each naming its JSON path.
 	Warnings []string
@@ -102,8 +106,17 @@ type Server struct {
 	// stdio
 	Command string
 	Args    []string
-	Env     map[string]string // added to the workbench's own environment
+	Env     map[string]string // added to BaseEnv
 	Cwd     string
+	// BaseEnv is the environment the server starts from, before Env; nil:
+	// the workbench's own. No key of the file sets it: a shared workbench
+	// sets it for each host session (see [Config.ForSession]).
+	BaseEnv []string
+	// SessionCwd is set when Cwd is not the file's but the folder of the
+	// host session ([Config.ForSession]): where a server without "cwd"
+	// runs in any case, so that the catalog and pins key it as if it had
+	// none.
+	SessionCwd bool
 
 	// http and sse
 	URL     string
@@ -155,6 +168,11 @@ type Server struct {
 	// past either fails the server's start (or a new listing).
 	MaxTools         int
 	MaxToolListBytes int
+
+	// Shared is set when the server may run once for several host
+	// sessions of a shared workbench: the top-level "shared" is true and
+	// neither its toolbox nor the server says "shared": false.
+	Shared bool
 }
 
 // AuthorizationHeader reports whether the server's headers set

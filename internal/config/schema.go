@@ -278,6 +278,10 @@ func typeMessage(k *jskind.Type, n *node) string {
 		return fmt.Sprintf("must be a number, not the string %q: a ${VAR} makes a string whatever it holds (write the number itself)", n.shown())
 	case len(k.Want) == 1 && (k.Want[0] == "integer" || k.Want[0] == "number") && k.Got == "string" && n != nil:
 		return fmt.Sprintf("must be a number, not the string %q (write it without quotes)", n.shown())
+	case len(k.Want) == 1 && k.Want[0] == "boolean" && k.Got == "string" && n.expanded():
+		return fmt.Sprintf("must be a boolean, not the string %q: a ${VAR} makes a string whatever it holds (write true or false)", n.shown())
+	case len(k.Want) == 1 && k.Want[0] == "boolean" && k.Got == "string" && n != nil && (n.str == "true" || n.str == "false"):
+		return fmt.Sprintf("must be a boolean, not the string %q (write it without quotes)", n.shown())
 	}
 	msg := fmt.Sprintf("must be %s %s, not %s %s", article(want), want, article(k.Got), k.Got)
 	if k.Want[0] == "string" && n != nil {

@@ -23,6 +23,7 @@ type validator struct {
 	// unsetWarns makes a ${VAR} that lookup does not know a warning, not a
 	// problem (see [LoadUnsetAsWarnings]).
 	unsetWarns bool
+	topShared  bool // the top-level "shared", for warnings
 }
 
 // expandAt is [expandVars] of s, found at path p. With unsetWarns an unset
@@ -172,6 +173,10 @@ type limits struct {
 	approveNew       bool
 	maxTools         int
 	maxToolBytes     int
+	// shared is whether the servers below may be shared: the top-level
+	// "shared", turned off by a toolbox's "shared": false. Unlike the
+	// others, a server cannot turn it back on.
+	shared bool
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
@@ -195,6 +200,8 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		maxTools:     DefaultMaxTools,
 		maxToolBytes: DefaultMaxToolListBytes,
 	})
+	cfg.Shared = boolean(root.get("shared"), false)
+	def.shared, v.topShared = cfg.Shared, cfg.Shared
 	tbs := root.get("toolboxes")
 	v.checkNames(tbs, "toolboxes")
 	if tbs == nil || tbs.kind != kObject {
@@ -217,6 +224,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 	if isTODO(tb.Description) {
 		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
 	}
+	def.shared = v.shared(n, p, def.shared, "")
 	servers := n.get("mcpServers")
 	v.checkNames(servers, JoinPath(p, "mcpServers"))
 	if servers == nil || servers.kind != kObject {
@@ -262,6 +270,7 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		ApproveNewTools:   lim.approveNew,
 		MaxTools:          lim.maxTools,
 		MaxToolListBytes:  lim.maxToolBytes,
+		Shared:            v.shared(n, p, def.shared, "its toolbox"),
 	}
 	// Below, each check runs only where the schema found nothing wrong, so
 	// that no problem is reported twice.
@@ -316,6 +325,25 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		}
 	}
 	return s
+}
+
+// shared reads the "shared" of the toolbox or server n at p, given
+// whether what holds it is shared: false turns sharing off; true only
+// inherits, and is pointless (a warning) where sharing is off above.
+// holder names what turned it off when it is not the top level.
+func (v *validator) shared(n *node, p string, above bool, holder string) bool {
+	sh := n.get("shared")
+	if sh == nil || sh.kind != kBool {
+		return above
+	}
+	if sh.b && !above {
+		why := "the top-level \"shared\" is not true"
+		if holder != "" && v.topShared {
+			why = holder + " says \"shared\": false"
+		}
+		v.warn(JoinPath(p, "shared"), "true has no effect: %s, and a server is shared only when everything above it is", why)
+	}
+	return above && sh.b
 }
 
 // shownTarget is [Server.Shown] of the server n.

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,9 +48,9 @@ type StartError struct{ Err error }
 func (e *StartError) Error() string { return e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Start starts cfg's command in its own process group, with the
-// workbench's environment plus cfg.Env, in cfg.Cwd — never through a shell
-// — and tells wd (if set) about the group. Its stderr lines go to stderr,
+// Start starts cfg's command in its own process group, with cfg.BaseEnv
+// (when nil, the workbench's own environment) plus cfg.Env, in cfg.Cwd —
+// never through a shell — and tells wd (if set) about the group. Its stderr lines go to stderr,
 // each prefixed with prefix.
 func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Watchdog) (*Process, error) {
 	if cfg.Cwd != "" {
@@ -62,7 +63,11 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		return nil, &StartError{describeStartErr(cfg.Command, cfg.Cwd, cmd.Err)}
 	}
 	cmd.Dir = cfg.Cwd
-	cmd.Env = mergeEnv(os.Environ(), cfg.Env)
+	base := slices.Clip(cfg.BaseEnv) // shared between servers: never appended to in place
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = mergeEnv(base, cfg.Env)
 
 	// Our own pipes, not cmd.StdoutPipe: Wait must not close our end of
 	// stdout before we have read the child's last words, and a grandchild

@@ -59,9 +59,11 @@ func (w *Workbench) Reload(cfg *config.Config) config.Changes {
 	}
 	if ch.ToolboxListChanged() {
 		tool := w.openToolboxTool()
+		w.hostsMu.Lock()
 		for _, s := range w.servers {
 			s.AddTool(tool, w.handleOpen) // replaces it, and tells the session
 		}
+		w.hostsMu.Unlock()
 	}
 	if !ch.Empty() {
 		w.log.Info("configuration reloaded",
@@ -78,7 +80,7 @@ func (w *Workbench) Reload(cfg *config.Config) config.Changes {
 		if removed[config.ServerID{Toolbox: s.Toolbox, Server: s.Name}] {
 			reason = downstream.ErrRemoved
 		}
-		wg.Go(func() { s.CloseFor(reason) })
+		wg.Go(func() { w.closeServer(s, reason) })
 	}
 	wg.Wait()
 	return ch

@@ -46,6 +46,14 @@ type Options struct {
 	// (tests shorten waits with it). Logger, Stderr, Watchdog, ClientInfo
 	// and Catalog are filled in when empty.
 	Downstream *downstream.Options
+	// Pool, if set, holds the servers: the workbench is one host session's
+	// of a shared workbench, and gets each server from the pool, which
+	// runs a server once for every session whose definition of it is the
+	// same. The pool's options then rule the servers: Stderr, Catalog,
+	// Pins and Downstream are ignored for them (Downstream's ConfigPath
+	// still names the file in the commands messages give), and the
+	// workbench starts no watchdog of its own.
+	Pool *downstream.Pool
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -54,6 +62,7 @@ type Workbench struct {
 	log     *slog.Logger
 	version string
 	do      *downstream.Options
+	pool    *downstream.Pool // nil: the workbench's servers are its own
 	// catalogOpens allows open_toolbox to answer from the tool catalog.
 	catalogOpens bool
 	watchdog     *proctree.Watchdog
@@ -66,9 +75,15 @@ type Workbench struct {
 
 	indexes indexCache // search indexes of recent searches
 
-	mu      sync.Mutex // serializes reloads and Close; guards what follows
-	closed  bool
-	servers []*mcp.Server // the MCP servers of the host sessions, to update on reload
+	mu     sync.Mutex // serializes reloads and Close; guards closed
+	closed bool
+
+	// hostsMu guards what follows, apart from mu: pinsChanged takes it
+	// from a server's background goroutine, which Close and Reload wait
+	// for (under mu) when they stop the server.
+	hostsMu     sync.Mutex
+	hostsClosed bool
+	servers     []*mcp.Server // the MCP servers of the host sessions, to update on reload
 }
 
 // state is one configuration's toolboxes. It is never changed once
@@ -107,6 +122,7 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		log:          log,
 		version:      opts.Version,
 		catalogOpens: !opts.CatalogStoreOnly,
+		pool:         opts.Pool,
 	}
 	var do downstream.Options
 	if opts.Downstream != nil {
@@ -118,7 +134,7 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.Stderr == nil {
 		do.Stderr = opts.Stderr
 	}
-	if do.Watchdog == nil {
+	if do.Watchdog == nil && w.pool == nil {
 		w.watchdog = proctree.NewWatchdog(log)
 		do.Watchdog = w.watchdog
 	}
@@ -168,14 +184,40 @@ func (w *Workbench) newToolbox(tc *config.Toolbox, old *toolbox) *toolbox {
 				continue
 			}
 		}
-		tb.servers = append(tb.servers, downstream.NewServer(tc.Name, sc, w.do))
+		tb.servers = append(tb.servers, w.newServer(tc.Name, sc))
 	}
 	return tb
 }
 
+// newServer returns the server for sc in toolbox: the pool's, or one of
+// the workbench's own.
+func (w *Workbench) newServer(toolbox string, sc *config.Server) *downstream.Server {
+	if w.pool != nil {
+		return w.pool.Acquire(w, toolbox, sc, w.pinsChanged)
+	}
+	return downstream.NewServer(toolbox, sc, w.do)
+}
+
+// closeServer stops s, which the workbench no longer uses, for reason
+// (nil: the workbench is closing); the pool's servers only when no other
+// workbench uses them.
+func (w *Workbench) closeServer(s *downstream.Server, reason error) {
+	switch {
+	case w.pool != nil && reason == nil:
+		w.pool.Release(w, s)
+	case w.pool != nil:
+		w.pool.ReleaseFor(w, s, reason)
+	case reason == nil:
+		s.Close()
+	default:
+		s.CloseFor(reason)
+	}
+}
+
 // Close stops every server the workbench started, with their process
 // trees, in parallel, and returns when they are gone. Calls in flight end
-// with an error. Close is idempotent.
+// with an error. With a pool, Close releases the workbench's servers
+// instead: those other workbenches use go on. Close is idempotent.
 func (w *Workbench) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -183,11 +225,14 @@ func (w *Workbench) Close() {
 		return
 	}
 	w.closed = true
+	w.hostsMu.Lock()
+	w.hostsClosed = true
+	w.hostsMu.Unlock()
 	w.cancelLogins()
 	var wg sync.WaitGroup
 	for _, tb := range w.state.Load().toolboxes {
 		for _, s := range tb.servers {
-			wg.Go(s.Close)
+			wg.Go(func() { w.closeServer(s, nil) })
 		}
 	}
 	wg.Wait()
@@ -301,11 +346,11 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 		// configuration changes.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
-	w.mu.Lock()
+	w.hostsMu.Lock()
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
 	s.AddTool(useToolTool(), handleUseElsewhere)
 	w.servers = append(w.servers, s)
-	w.mu.Unlock()
+	w.hostsMu.Unlock()
 	return s.Connect(ctx, &hostTransport{w: w, in: in, out: out}, nil)
 }
 
@@ -364,9 +409,9 @@ func (w *Workbench) RenderStarts(toolbox string, started func(*downstream.Server
 // notifications/tools/list_changed to every session; the two tools stay
 // the same.
 func (w *Workbench) pinsChanged(*downstream.Server) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
+	w.hostsMu.Lock()
+	defer w.hostsMu.Unlock()
+	if w.hostsClosed {
 		return
 	}
 	tool := w.openToolboxTool()
