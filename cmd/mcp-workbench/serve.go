@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -28,11 +30,26 @@ Add it to a host's mcpServers:
 // serveOptions is the parsed command line of mcp-workbench [serve].
 type serveOptions struct {
 	globalOptions
+	shared string // --shared: "true" or "false" overrides the configuration's "shared"; "" keeps it
+}
+
+// sharing reports whether this session relays to the shared workbench:
+// --shared if given, else the configuration's "shared".
+func (o *serveOptions) sharing(cfg *config.Config) (bool, error) {
+	if o.shared == "" {
+		return cfg.Shared, nil
+	}
+	on, err := strconv.ParseBool(o.shared)
+	if err != nil {
+		return false, fmt.Errorf("--shared takes true or false, not %q", o.shared)
+	}
+	return on, nil
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	var opts serveOptions
 	fs := e.flagSet("serve", &opts.globalOptions)
+	fs.StringVar(&opts.shared, "shared", "", "")
 	positional, err := parse(fs, args)
 	if err == nil {
 		err = noArguments(positional)
@@ -45,9 +62,27 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	shared, err := opts.sharing(cfg)
+	if err != nil {
+		return e.usageError("serve", err)
+	}
+	if shared {
+		err := serveShared(ctx, cfg, log, logOut, opts.globalOptions, e.stdin, e.stdout)
+		if !errors.Is(err, errNotShared) {
+			return err
+		}
+		// Logged by serveShared: this session runs its servers itself.
+	}
+	return serveLocal(ctx, cfg, log, logOut, e.stdin, e.stdout)
+}
+
+// serveLocal serves one host session on in and out with servers of its
+// own: what serve does without sharing, and what a session does when the
+// shared workbench cannot be reached.
+func serveLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, in io.Reader, out io.Writer) error {
 	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), Pins: openPins(log)})
 	defer wb.Close()
-	ss, err := wb.Connect(ctx, e.stdin, e.stdout)
+	ss, err := wb.Connect(ctx, in, out)
 	if err != nil {
 		return err
 	}

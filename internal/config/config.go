@@ -45,6 +45,9 @@ const (
 	// DefaultOpenTimeout is under the 60 s after which the TypeScript SDK's
 	// hosts give up on a request.
 	DefaultOpenTimeout = 45 * time.Second
+	// DefaultSharedGrace is how long a shared workbench stays after its
+	// last session left: a host that restarts finds its servers running.
+	DefaultSharedGrace = 30 * time.Second
 )
 
 // Transport is how the workbench reaches a downstream server.
@@ -73,6 +76,9 @@ type Config struct {
 	// process, which runs a server once for every session whose launch of
 	// it is the same (see [Server.Shared]).
 	Shared bool
+	// SharedGrace is how long the shared workbench stays after its last
+	// session left ("sharedGraceMs").
+	SharedGrace time.Duration
 	// Warnings are problems that do not stop the workbench, such as
 	// unknown keys (hosts add their own), each naming its JSON path.
 	Warnings []string

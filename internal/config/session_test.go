@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestShared checks "shared": off by default, on for every server when the
@@ -191,5 +192,28 @@ func TestForSession(t *testing.T) {
 	want := []ServerID{{"dev", "shared"}, {"dev", "fixed"}, {"dev", "remote"}}
 	if !slices.Equal(ch.ServersChanged, want) || !slices.Equal(ch.ServersUnchanged, []ServerID{{"dev", "own"}}) {
 		t.Errorf("turning sharing off: changed %v, unchanged %v; want %v changed", ch.ServersChanged, ch.ServersUnchanged, want)
+	}
+}
+
+// sharedGraceMs sets how long a shared workbench outlives its last
+// session; it defaults to 30 s, and is a non-negative integer.
+func TestSharedGrace(t *testing.T) {
+	cfg, err := Parse([]byte(`{"toolboxes": {}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SharedGrace != DefaultSharedGrace {
+		t.Errorf("default grace %v, want %v", cfg.SharedGrace, DefaultSharedGrace)
+	}
+	cfg, err = Parse([]byte(`{"sharedGraceMs": 250, "toolboxes": {}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SharedGrace != 250*time.Millisecond {
+		t.Errorf("grace %v, want 250ms", cfg.SharedGrace)
+	}
+	_, err = Parse([]byte(`{"sharedGraceMs": -1, "toolboxes": {}}`), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "sharedGraceMs") {
+		t.Errorf("a negative grace: err = %v, want one naming sharedGraceMs", err)
 	}
 }

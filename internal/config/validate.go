@@ -180,7 +180,7 @@ type limits struct {
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
-	cfg := &Config{OpenResultMaxChars: DefaultOpenResultMaxChars, OpenTimeout: DefaultOpenTimeout}
+	cfg := &Config{OpenResultMaxChars: DefaultOpenResultMaxChars, OpenTimeout: DefaultOpenTimeout, SharedGrace: DefaultSharedGrace}
 	if root.kind != kObject {
 		return cfg
 	}
@@ -190,6 +190,9 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 	}
 	if ms, ok := integer(root.get("openTimeoutMs")); ok {
 		cfg.OpenTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if ms, ok := integer(root.get("sharedGraceMs")); ok {
+		cfg.SharedGrace = time.Duration(ms) * time.Millisecond
 	}
 	def := readLimits(root, limits{
 		connect:      DefaultConnectionTimeout,

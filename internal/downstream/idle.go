@@ -22,15 +22,17 @@ var errNotSent = errors.New("the server's connection closed before the call was 
 // startIdle arms the idle stop of a connection that has just started.
 func (c *conn) startIdle() {
 	d := c.s.cfg.IdleTimeout
-	if d <= 0 {
-		return
-	}
 	c.callsMu.Lock()
 	defer c.callsMu.Unlock()
 	if c.calls == nil {
 		return // ended already
 	}
-	c.idleSince = time.Now()
+	if len(c.calls) == 0 {
+		c.idleSince = time.Now()
+	}
+	if d <= 0 {
+		return
+	}
 	c.idle = time.AfterFunc(d, c.idleFired)
 	if len(c.calls) > 0 {
 		c.idle.Stop() // calls came first: the last one to end arms it
@@ -47,10 +49,30 @@ func (c *conn) callStartedLocked() {
 // callEndedLocked notes a call removed from c.calls: the last one arms
 // the idle stop. callsMu is held.
 func (c *conn) callEndedLocked() {
-	if c.idle != nil && len(c.calls) == 0 {
-		c.idleSince = time.Now()
+	if len(c.calls) > 0 {
+		return
+	}
+	c.idleSince = time.Now()
+	if c.idle != nil {
 		c.idle.Reset(c.s.cfg.IdleTimeout)
 	}
+}
+
+// IdleFor is how long the server has had no call in flight, while it runs;
+// 0 when it is not running or a call is in flight.
+func (s *Server) IdleFor() time.Duration {
+	s.mu.Lock()
+	c := s.live
+	s.mu.Unlock()
+	if c == nil {
+		return 0
+	}
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if len(c.calls) > 0 || c.idleSince.IsZero() {
+		return 0
+	}
+	return time.Since(c.idleSince)
 }
 
 // idleFired ends the connection if it is still idle. A call that starts

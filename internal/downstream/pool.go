@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
@@ -187,6 +188,8 @@ type PoolEntry struct {
 	// may come to use it.
 	Shared bool
 	State  State
+	// IdleFor is how long it has had no call in flight, while running.
+	IdleFor time.Duration
 }
 
 // Entries reports the servers of the pool, by toolbox and server name.
@@ -204,7 +207,7 @@ func (p *Pool) Entries() []PoolEntry {
 	out := make([]PoolEntry, len(snaps))
 	for i, sn := range snaps {
 		// State outside p.mu: it may read the pin store.
-		out[i] = PoolEntry{Toolbox: sn.s.Toolbox, Server: sn.s.Name, Users: sn.users, Shared: sn.s.Config().Shared, State: sn.s.State()}
+		out[i] = PoolEntry{Toolbox: sn.s.Toolbox, Server: sn.s.Name, Users: sn.users, Shared: sn.s.Config().Shared, State: sn.s.State(), IdleFor: sn.s.IdleFor()}
 	}
 	slices.SortFunc(out, func(a, b PoolEntry) int {
 		return cmp.Or(cmp.Compare(a.Toolbox, b.Toolbox), cmp.Compare(a.Server, b.Server), cmp.Compare(b.Users, a.Users))
