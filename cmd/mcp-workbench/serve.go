@@ -15,13 +15,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-const serveUsage = `Usage: mcp-workbench [serve] [--config PATH] [--log-level LEVEL]
+const serveUsage = `Usage: mcp-workbench [serve] [--shared=true|false] [--config PATH] [--log-level LEVEL]
 
 Serves MCP on stdin and stdout: what an MCP host runs. The host sees two
 tools, open_toolbox and use_tool, and the toolboxes of the configuration;
 a server starts only when its toolbox is opened. stdout carries only MCP;
 logs and the servers' stderr go to stderr. Ends when stdin ends or on
 SIGINT or SIGTERM, stopping every server it started.
+
+With sharing on (the configuration's "shared": true, or --shared=true,
+which wins over it), the session goes to the shared workbench of the
+configuration, started in the background if none runs, whose servers run
+once for every session; see mcp-workbench status.
 
 Add it to a host's mcpServers:
   "workbench": {"command": "/path/to/mcp-workbench", "args": ["--config", "/path/to/workbench-config.json"]}
