@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -75,6 +76,24 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	global         globalOptions
+	shared         boolFlag // serve's --shared, given before the command's name (or none)
+}
+
+// boolFlag is a boolean flag that remembers whether it was given:
+// --shared, --shared=true, --shared=false.
+type boolFlag struct {
+	set, on bool
+}
+
+func (f *boolFlag) String() string   { return strconv.FormatBool(f.on) }
+func (f *boolFlag) IsBoolFlag() bool { return true }
+func (f *boolFlag) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	f.set, f.on = true, on
+	return nil
 }
 
 // run is the whole program, on the streams it is given. Only main turns
@@ -85,6 +104,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet("mcp-workbench", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	bindGlobal(fs, &e.global)
+	// --shared belongs to serve, which runs without its name: hosts'
+	// args are often just --config PATH.
+	fs.Var(&e.shared, "shared", "")
 	showVersion := fs.Bool("version", false, "")
 	// Parsing stops at the first argument that is not a flag: the command.
 	err := fs.Parse(args)
@@ -107,6 +129,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c == nil {
 		fmt.Fprintf(stderr, "mcp-workbench: unknown command %q\n\n%s", name, mainUsage())
 		return &exitError{code: 2}
+	}
+	if e.shared.set && name != "serve" {
+		return e.usageError(name, fmt.Errorf("--shared is a flag of serve, not of %s", name))
 	}
 	return c.run(ctx, e, args)
 }
@@ -168,7 +193,7 @@ func (e *env) usageError(name string, err error) error {
 // package names them with one dash ("-config"), the help with two.
 func flagError(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"not defined: -", "needs an argument: -", "for flag -"} {
+	for _, p := range []string{"not defined: -", "needs an argument: -", "for flag -", "for -"} {
 		if i := strings.Index(msg, p); i >= 0 && !strings.HasPrefix(msg[i+len(p):], "-") {
 			msg = msg[:i+len(p)] + "-" + msg[i+len(p):]
 		}
@@ -277,8 +302,12 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 // commandList renders the commands for the main usage text.
 func commandList() string {
 	var b strings.Builder
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	return b.String()
 }

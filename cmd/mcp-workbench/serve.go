@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -35,26 +33,23 @@ Add it to a host's mcpServers:
 // serveOptions is the parsed command line of mcp-workbench [serve].
 type serveOptions struct {
 	globalOptions
-	shared string // --shared: "true" or "false" overrides the configuration's "shared"; "" keeps it
+	shared boolFlag // --shared: given, it wins over the configuration's "shared"
 }
 
 // sharing reports whether this session relays to the shared workbench:
 // --shared if given, else the configuration's "shared".
-func (o *serveOptions) sharing(cfg *config.Config) (bool, error) {
-	if o.shared == "" {
-		return cfg.Shared, nil
+func (o *serveOptions) sharing(cfg *config.Config) bool {
+	if o.shared.set {
+		return o.shared.on
 	}
-	on, err := strconv.ParseBool(o.shared)
-	if err != nil {
-		return false, fmt.Errorf("--shared takes true or false, not %q", o.shared)
-	}
-	return on, nil
+	return cfg.Shared
 }
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	var opts serveOptions
 	fs := e.flagSet("serve", &opts.globalOptions)
-	fs.StringVar(&opts.shared, "shared", "", "")
+	opts.shared = e.shared
+	fs.Var(&opts.shared, "shared", "")
 	positional, err := parse(fs, args)
 	if err == nil {
 		err = noArguments(positional)
@@ -67,11 +62,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
-	shared, err := opts.sharing(cfg)
-	if err != nil {
-		return e.usageError("serve", err)
-	}
-	if shared {
+	if opts.sharing(cfg) {
 		err := serveShared(ctx, cfg, log, logOut, opts.globalOptions, e.stdin, e.stdout)
 		if !errors.Is(err, errNotShared) {
 			return err

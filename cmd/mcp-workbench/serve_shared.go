@@ -300,6 +300,9 @@ func loadForSession(path string, h shared.Hello) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if h.ShareAll {
+		cfg.ShareAll()
+	}
 	cfg.ForSession(h.Env, h.Cwd)
 	return cfg, nil
 }

@@ -75,7 +75,7 @@ func serveShared(ctx context.Context, cfg *config.Config, log *slog.Logger, logO
 		sock: sock,
 		hello: shared.Hello{
 			Protocol: shared.Protocol, Version: Version(), Config: abs, Kind: shared.KindSession,
-			Cwd: cwd, Env: os.Environ(), PID: os.Getpid(),
+			Cwd: cwd, Env: os.Environ(), PID: os.Getpid(), ShareAll: !cfg.Shared,
 		},
 		start: func() error { return startSharedDaemon(dir, sock, abs, g) },
 	}

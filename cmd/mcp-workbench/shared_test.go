@@ -66,14 +66,14 @@ func taggedServer(tag, name string, extra ...string) map[string]any {
 // own folder if ""), with env added, its processes tagged wbTag.
 func startSession(t *testing.T, cfgPath, wbTag, dir string, env ...string) *process {
 	t.Helper()
-	return launchSession(t, cfgPath, wbTag, dir, nil, env...)
+	return launchSession(t, []string{"--config", cfgPath}, wbTag, dir, nil, env...)
 }
 
 // launchSession is startSession with a host of the given options.
-func launchSession(t *testing.T, cfgPath, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
+func launchSession(t *testing.T, args []string, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
 	t.Helper()
 	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "--config", cfgPath)
+	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag), env...)
 	p := &process{cmd: cmd, stderr: &fakeserver.Buffer{}, done: make(chan struct{})}
@@ -369,7 +369,7 @@ func startSessionWith(t *testing.T, cfgPath, wbTag string) *progressSession {
 		s.counts[fmt.Sprint(req.Params.ProgressToken)]++
 		s.mu.Unlock()
 	}}
-	s.p = launchSession(t, cfgPath, wbTag, "", opts)
+	s.p = launchSession(t, []string{"--config", cfgPath}, wbTag, "", opts)
 	return s
 }
 
@@ -514,5 +514,36 @@ func TestSharedSessionKilled(t *testing.T) {
 	})
 	if again := whoami(t, p2.cs, "tb", "a"); again != first {
 		t.Errorf("the other session's server changed after a session was killed: %s, then %s", first, again)
+	}
+}
+
+// TestSharedFlag: --shared (before or after serve's name) turns sharing on
+// for a configuration that does not, --shared=false off for one that
+// does; other commands refuse it.
+func TestSharedFlag(t *testing.T) {
+	sharingHome(t)
+	tag := fmt.Sprintf("flag-%d", time.Now().UnixNano())
+	wbTag := tag + "-wb"
+	noneLeft(t, tag, wbTag)
+	toolboxes := map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}}
+	plain := writeConfig(t, map[string]any{"sharedGraceMs": 300, "toolboxes": toolboxes})
+	on := sharedConfig(t, toolboxes)
+
+	off := launchSession(t, []string{"--config", on, "--shared=false"}, wbTag, "", nil)
+	whoami(t, off.cs, "tb", "a")
+	if st := sharedStatuses(t); len(st) != 0 {
+		t.Errorf("--shared=false: status shows %+v, want no shared workbench", st)
+	}
+	s1 := launchSession(t, []string{"--config", plain, "--shared"}, wbTag, "", nil)
+	s2 := launchSession(t, []string{"serve", "--shared=true", "--config", plain}, wbTag, "", nil)
+	if a, b := whoami(t, s1.cs, "tb", "a"), whoami(t, s2.cs, "tb", "a"); a != b {
+		t.Errorf("--shared: two sessions ran server a twice (%s, %s)", a, b)
+	}
+	if st := sharedStatuses(t); len(st) != 1 || len(st[0].Sessions) != 2 {
+		t.Errorf("--shared: status shows %+v, want one shared workbench with two sessions", st)
+	}
+	code, _, errOut := runCmd(t, "", "--shared", "validate", "--config", plain)
+	if code != 2 || !strings.Contains(errOut, "--shared is a flag of serve, not of validate") {
+		t.Errorf("--shared validate: exit %d: %s", code, errOut)
 	}
 }

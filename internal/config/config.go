@@ -179,6 +179,9 @@ type Server struct {
 	// sessions of a shared workbench: the top-level "shared" is true and
 	// neither its toolbox nor the server says "shared": false.
 	Shared bool
+	// OptedOut is set when the server or its toolbox says "shared": false
+	// (see [Config.ShareAll]).
+	OptedOut bool
 }
 
 // AuthorizationHeader reports whether the server's headers set

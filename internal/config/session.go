@@ -57,6 +57,18 @@ func SharedEnv(env []string) []string {
 	return out
 }
 
+// ShareAll turns sharing on as a top-level "shared": true would (serve's
+// --shared does it for a file that does not): every server is shared but
+// those that opted out.
+func (c *Config) ShareAll() {
+	c.Shared = true
+	for _, tb := range c.Toolboxes {
+		for _, s := range tb.Servers {
+			s.Shared = !s.OptedOut
+		}
+	}
+}
+
 // ForSession adapts a configuration loaded for one host session of a
 // shared workbench (by [LoadWith], its ${VAR} expanded from that session's
 // environment env) to the session: every stdio server without a cwd runs

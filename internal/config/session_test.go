@@ -217,3 +217,30 @@ func TestSharedGrace(t *testing.T) {
 		t.Errorf("a negative grace: err = %v, want one naming sharedGraceMs", err)
 	}
 }
+
+// ShareAll (serve's --shared on a file without "shared": true) shares
+// every server but those whose toolbox or own entry says "shared": false.
+func TestShareAll(t *testing.T) {
+	cfg, err := Parse([]byte(`{"toolboxes": {
+		"a": {"description": "d", "mcpServers": {"s": {"command": "x"}, "own": {"command": "x", "shared": false}}},
+		"b": {"description": "d", "shared": false, "mcpServers": {"s": {"command": "x"}}}}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ShareAll()
+	got := map[string]bool{}
+	for _, tb := range cfg.Toolboxes {
+		for _, s := range tb.Servers {
+			got[tb.Name+"/"+s.Name] = s.Shared
+		}
+	}
+	want := map[string]bool{"a/s": true, "a/own": false, "b/s": false}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: Shared = %v, want %v", k, got[k], v)
+		}
+	}
+	if !cfg.Shared {
+		t.Error("Config.Shared not set")
+	}
+}

@@ -177,6 +177,8 @@ type limits struct {
 	// "shared", turned off by a toolbox's "shared": false. Unlike the
 	// others, a server cannot turn it back on.
 	shared bool
+	// optedOut: a toolbox above says "shared": false.
+	optedOut bool
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
@@ -228,6 +230,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
 	}
 	def.shared = v.shared(n, p, def.shared, "")
+	def.optedOut = def.optedOut || saysNotShared(n)
 	servers := n.get("mcpServers")
 	v.checkNames(servers, JoinPath(p, "mcpServers"))
 	if servers == nil || servers.kind != kObject {
@@ -274,6 +277,7 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		MaxTools:          lim.maxTools,
 		MaxToolListBytes:  lim.maxToolBytes,
 		Shared:            v.shared(n, p, def.shared, "its toolbox"),
+		OptedOut:          def.optedOut || saysNotShared(n),
 	}
 	// Below, each check runs only where the schema found nothing wrong, so
 	// that no problem is reported twice.
@@ -347,6 +351,12 @@ func (v *validator) shared(n *node, p string, above bool, holder string) bool {
 		v.warn(JoinPath(p, "shared"), "true has no effect: %s, and a server is shared only when everything above it is", why)
 	}
 	return above && sh.b
+}
+
+// saysNotShared reports whether the toolbox or server n says "shared": false.
+func saysNotShared(n *node) bool {
+	sh := n.get("shared")
+	return sh != nil && sh.kind == kBool && !sh.b
 }
 
 // shownTarget is [Server.Shown] of the server n.

@@ -58,6 +58,9 @@ type Hello struct {
 	Cwd      string   `json:"cwd,omitempty"`
 	Env      []string `json:"env,omitempty"` // KEY=VALUE, the session's environment
 	PID      int      `json:"pid,omitempty"` // the relaying process
+	// ShareAll asks the shared workbench to share the session's servers as
+	// if the configuration said "shared": true (serve's --shared).
+	ShareAll bool `json:"shareAll,omitempty"`
 }
 
 // Check says why a daemon of binary version serving the configuration file
