@@ -102,6 +102,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("status", err)
 	}
+	if _, _, err := e.logger("status", g); err != nil {
+		return err
+	}
 	found, err := findShared(ctx)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
@@ -165,6 +168,9 @@ func runStopShared(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return e.usageError("stop-shared", err)
+	}
+	if _, _, err := e.logger("stop-shared", g); err != nil {
+		return err
 	}
 	var want string
 	if !*all {
