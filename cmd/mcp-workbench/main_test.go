@@ -350,32 +350,7 @@ type process struct {
 
 func startProcess(t *testing.T, cfgPath, wbTag string) *process {
 	t.Helper()
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "--config", cfgPath)
-	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag)
-	p := &process{cmd: cmd, stderr: &fakeserver.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.stdin = stdin
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("workbench stderr:\n%s", p.stderr)
-		}
-	})
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, p.stderr)
-	}
-	p.cs = cs
-	return p
+	return launchSession(t, []string{"--config", cfgPath}, wbTag, "", nil)
 }
 
 func (p *process) wait(t *testing.T) int {

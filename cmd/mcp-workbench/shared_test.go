@@ -50,6 +50,18 @@ func sharingHome(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", rt)
 }
 
+// sharingTest prepares a sharing test (see sharingHome) and returns the
+// tags of its servers' processes and of its workbench processes, checked
+// gone at the end (noneLeft).
+func sharingTest(t *testing.T, name string) (tag, wbTag string) {
+	t.Helper()
+	sharingHome(t)
+	tag = fmt.Sprintf("%s-%d", name, time.Now().UnixNano())
+	wbTag = tag + "-wb"
+	noneLeft(t, tag, wbTag)
+	return tag, wbTag
+}
+
 // sharedConfig writes a configuration with sharing on and a short grace.
 func sharedConfig(t *testing.T, toolboxes map[string]any) string {
 	t.Helper()
@@ -156,10 +168,7 @@ func sharedStatuses(t *testing.T) []sharedStatus {
 func TestSharedSessionsRunAServerOnce(t *testing.T) {
 	for _, n := range []int{2, 10} {
 		t.Run(fmt.Sprintf("sessions=%d", n), func(t *testing.T) {
-			sharingHome(t)
-			tag := fmt.Sprintf("share-%d-%d", n, time.Now().UnixNano())
-			wbTag := tag + "-wb"
-			noneLeft(t, tag, wbTag)
+			tag, wbTag := sharingTest(t, fmt.Sprintf("share%d", n))
 			own := taggedServer(tag, "own")
 			own["shared"] = false
 			cfg := sharedConfig(t, map[string]any{
@@ -215,10 +224,7 @@ func TestSharedSessionsRunAServerOnce(t *testing.T) {
 // runs once for all; a variable only one session's host set is not seen
 // by a shared server.
 func TestSharedServerPerProject(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("project-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "project")
 	perProject := taggedServer(tag, "p")
 	perProject["args"] = []string{"${PROJECT}"}
 	cfg := sharedConfig(t, map[string]any{
@@ -262,10 +268,7 @@ func whoamiEnv(t *testing.T, cs *mcp.ClientSession, toolbox, server, name string
 // the same shared server at once; each sees its own progress only, and
 // one's cancellation ends its call alone.
 func TestSharedProgressAndCancellationStayInTheirSession(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("progress-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "progress")
 	gate := filepath.Join(t.TempDir(), "gate")
 	state := t.TempDir()
 	cfg := sharedConfig(t, map[string]any{
@@ -377,10 +380,7 @@ func startSessionWith(t *testing.T, cfgPath, wbTag string) *progressSession {
 // the calls in flight with a clear error; the session's next call starts
 // a new shared workbench and works; the old one's servers are gone.
 func TestSharedWorkbenchKilledMidCall(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("killed-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "killed")
 	state := t.TempDir()
 	cfg := sharedConfig(t, map[string]any{
 		"tb": map[string]any{"description": "d", "mcpServers": map[string]any{
@@ -430,10 +430,7 @@ func TestSharedWorkbenchKilledMidCall(t *testing.T) {
 // whose peer is not its user; the session runs its servers itself, and
 // says why.
 func TestSharedRefusesAnotherUser(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("peer-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "peer")
 	cfg := sharedConfig(t, map[string]any{
 		"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}},
 	})
@@ -461,10 +458,7 @@ func TestSharedRefusesAnotherUser(t *testing.T) {
 // TestSharedStatusAndStop: status lists the shared workbench; stop-shared
 // stops it and its servers; the session's next call starts a new one.
 func TestSharedStatusAndStop(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("stop-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "stop")
 	cfg := sharedConfig(t, map[string]any{
 		"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}},
 	})
@@ -494,10 +488,7 @@ func TestSharedStatusAndStop(t *testing.T) {
 // session and the shared server running; once the last session is gone
 // too, nothing is left after the grace (noneLeft).
 func TestSharedSessionKilled(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("relaykill-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "relaykill")
 	cfg := sharedConfig(t, map[string]any{
 		"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}},
 	})
@@ -521,10 +512,7 @@ func TestSharedSessionKilled(t *testing.T) {
 // for a configuration that does not, --shared=false off for one that
 // does; other commands refuse it.
 func TestSharedFlag(t *testing.T) {
-	sharingHome(t)
-	tag := fmt.Sprintf("flag-%d", time.Now().UnixNano())
-	wbTag := tag + "-wb"
-	noneLeft(t, tag, wbTag)
+	tag, wbTag := sharingTest(t, "flag")
 	toolboxes := map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}}
 	plain := writeConfig(t, map[string]any{"sharedGraceMs": 300, "toolboxes": toolboxes})
 	on := sharedConfig(t, toolboxes)
