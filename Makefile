@@ -51,6 +51,7 @@ test: lint test-deps
 	$(MAKE) --no-print-directory screen-eval
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
+	$(GO) test -short -run '^$$' -bench '^BenchmarkShared$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
 	$(GO) test -run '^$$' -bench 'SearchCatalog' -benchtime 3x ./internal/workbench
 	$(GO) test -run '^$$' -bench . -benchtime 10x ./internal/search
@@ -68,6 +69,7 @@ screen-eval:
 	$(GO) test -run TestScreenRealServers -v -count=1 ./internal/pins
 
 ## bench: the benchmarks at full size, then the table of direct vs workbench
+## and the one of sharing
 bench: test-deps
 	@mkdir -p bin
 	$(GO) test -c -o bin/bench.test ./cmd/mcp-workbench
@@ -76,6 +78,8 @@ bench: test-deps
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkOpen(Catalog)?$$' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkShared$$/^sessions=' -test.benchtime 3x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkShared$$/^call$$' -test.benchtime 10000x && \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRelay$$' -benchtime 100000x ./internal/workbench && \
 	  $(GO) test -run '^$$' -bench '^BenchmarkSearchCatalog$$' -benchmem -benchtime 50x ./internal/workbench && \
 	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./internal/search; } | tee bin/bench.txt

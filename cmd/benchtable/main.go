@@ -1,7 +1,8 @@
 // Command benchtable turns the output of the workbench's benchmarks
 // (go test -bench ./cmd/mcp-workbench) into the table that make bench
 // prints: the workbench beside the same server called directly, and the
-// ratios.
+// ratios; then, if BenchmarkShared ran, sessions sharing their servers
+// beside sessions running their own.
 //
 //	go test -run '^$' -bench . ./cmd/mcp-workbench | benchtable
 package main
@@ -30,6 +31,7 @@ func main() {
 		fmt.Printf("Machine: %s\n\n", strings.Join(machine, ", "))
 	}
 	write(os.Stdout, results)
+	writeShared(os.Stdout, results)
 }
 
 // results maps a benchmark name (without the -GOMAXPROCS suffix) to its
@@ -182,6 +184,70 @@ func write(w io.Writer, r results) {
 		open, ok2 := r.get(name, "open-toolbox-bytes")
 		if ok1 && ok2 {
 			row("open_toolbox result, "+s+" server", fmt.Sprintf("%.0f bytes (its tools/list)", list), "", fmt.Sprintf("%.0f bytes", open), fmt.Sprintf("%.2f×", open/list))
+		}
+	}
+}
+
+// writeShared prints BenchmarkShared's figures: n host sessions each
+// running their own servers ("shared": false) beside the same sessions
+// sharing one workbench, and use_tool's latency through the relay.
+func writeShared(w io.Writer, r results) {
+	own, shared := "", ""
+	for name := range r {
+		if n, ok := strings.CutPrefix(name, "Shared/sessions="); ok {
+			if v, ok := strings.CutSuffix(n, "/own"); ok {
+				own, shared = name, "Shared/sessions="+v+"/shared"
+			}
+		}
+	}
+	_, okCall := r["Shared/call"]
+	if _, ok := r[shared]; !ok && !okCall {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| Sharing | Own servers per session | Shared workbench | Shared vs own |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	row := func(measure, o, s, ratio string) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", measure, o, s, ratio)
+	}
+	if _, ok := r[shared]; ok {
+		n := strings.TrimSuffix(strings.TrimPrefix(shared, "Shared/sessions="), "/shared")
+		o, s := r[own], r[shared]
+		row(n+" sessions: server processes", fmt.Sprintf("%.0f", o["server-procs"]), fmt.Sprintf("%.0f", s["server-procs"]), fmt.Sprintf("%.2f×", s["server-procs"]/o["server-procs"]))
+		row(n+" sessions: workbench processes (and watchdogs)", fmt.Sprintf("%.0f", o["workbench-procs"]), fmt.Sprintf("%.0f", s["workbench-procs"]), "")
+		for _, m := range []struct{ unit, label string }{
+			{"total-RSS-MiB", "resident memory, all"}, {"workbench-RSS-MiB", "resident memory, workbench processes"}, {"servers-RSS-MiB", "resident memory, servers"},
+			{"total-PSS-MiB", "proportional memory (shared pages shared out), all"},
+		} {
+			if _, ok := o[m.unit]; !ok {
+				continue
+			}
+			row(n+" sessions: "+m.label, fmt.Sprintf("%.0f MiB", o[m.unit]), fmt.Sprintf("%.0f MiB", s[m.unit]), fmt.Sprintf("%.2f×", s[m.unit]/o[m.unit]))
+		}
+		start := fmt.Sprintf(" (each server starts in %.0f ms)", o["server-start-ms"])
+		for _, m := range []struct{ unit, label string }{
+			{"open-p50-ms", "open_toolbox, median"}, {"open-max-ms", "open_toolbox, slowest"},
+			{"first-result-p50-ms", "open_toolbox to a call's result, median"}, {"first-result-max-ms", "open_toolbox to a call's result, slowest"},
+		} {
+			row("Sessions 2–"+n+": "+m.label+start, fmt.Sprintf("%.1f ms", o[m.unit]), fmt.Sprintf("%.1f ms", s[m.unit]), fmt.Sprintf("%+.1f ms", s[m.unit]-o[m.unit]))
+		}
+	}
+	if c, ok := r["Shared/call"]; ok {
+		for _, q := range []struct{ unit, label string }{{"p50", "median"}, {"p99", "99th percentile"}} {
+			o, s := c["own-"+q.unit+"-µs"], c["relayed-"+q.unit+"-µs"]
+			hop := ""
+			if h, ok := c["byte-relay-"+q.unit+"-µs"]; ok {
+				hop = fmt.Sprintf(" (a byte relay in front: %+.0f µs)", h-o)
+			}
+			row("use_tool latency, "+q.label, fmt.Sprintf("%.0f µs", o), fmt.Sprintf("%.0f µs", s), fmt.Sprintf("%+.0f µs", s-o)+hop)
+		}
+		if rl, ok := c["relay-cpu-µs/call"]; ok {
+			sw := c["shared-workbench-cpu-µs/call"]
+			hop := ""
+			if h, ok := c["byte-relay-cpu-µs/call"]; ok {
+				hop = fmt.Sprintf("a byte relay: %.0f µs", h)
+			}
+			row("CPU per call, workbench processes", fmt.Sprintf("%.0f µs", c["own-workbench-cpu-µs/call"]), fmt.Sprintf("%.0f µs relay + %.0f µs shared", rl, sw), hop)
 		}
 	}
 }

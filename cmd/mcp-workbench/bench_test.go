@@ -217,7 +217,12 @@ func BenchmarkThroughput(b *testing.B) {
 // procCPU is the user+system CPU time the process behind cs has used
 // (Linux only; 0 elsewhere). /proc counts in clock ticks of 10ms.
 func procCPU(cs *mcp.ClientSession) time.Duration {
-	pid := serverPID(cs)
+	return pidCPU(serverPID(cs))
+}
+
+// pidCPU is the user+system CPU time process pid has used (Linux only; 0
+// elsewhere).
+func pidCPU(pid int) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if pid == 0 || err != nil {
 		return 0
@@ -234,11 +239,21 @@ func procCPU(cs *mcp.ClientSession) time.Duration {
 // procStatus reads a memory figure (VmRSS:, VmHWM:) of the server process
 // behind cs, in MiB (Linux only; 0 elsewhere).
 func procStatus(cs *mcp.ClientSession, field string) float64 {
-	pid := serverPID(cs)
+	return pidStatus(serverPID(cs), field)
+}
+
+// pidStatus reads a memory figure of process pid, in MiB (Linux only; 0
+// elsewhere).
+func pidStatus(pid int, field string) float64 {
+	return procFile(pid, "status", field)
+}
+
+// procFile reads a figure in kB of /proc/PID/file, in MiB.
+func procFile(pid int, file, field string) float64 {
 	if pid == 0 {
 		return 0
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 	if err != nil {
 		return 0
 	}
@@ -514,4 +529,220 @@ func (c *rawToolsConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.pages.mu.Unlock()
 	}
 	return msg, err
+}
+
+// BenchmarkShared measures sharing: ten host sessions on one configuration
+// each open the same toolbox of three servers and call a tool, with
+// "shared": true (one shared workbench; each session's process relays to
+// it) and "shared": false (each session runs its own servers). Each op is
+// that whole scenario: its time is meaningless; its metrics are the server
+// processes, the resident memory of the workbench processes (relays, the
+// shared workbench, watchdogs) and of the servers, and for sessions 2–10
+// the time from open_toolbox to its result and to the result of the
+// session's first call. The servers are fakes that take 300ms to start, as
+// an npx-started server does on a warm npm cache. call is use_tool's
+// latency through the relay beside a session that runs its own servers
+// and that session behind a byte relay (the floor of a process hop),
+// called in turn.
+func BenchmarkShared(b *testing.B) {
+	n := 10
+	if testing.Short() { // make test's run, which only keeps it working
+		n = 3
+	}
+	for _, mode := range []string{"own", "shared"} {
+		b.Run(fmt.Sprintf("sessions=%d/%s", n, mode), func(b *testing.B) { benchSharedSessions(b, n, mode == "shared") })
+	}
+	b.Run("call", benchSharedCall)
+}
+
+// sharedBenchStartMs is how long each server of BenchmarkShared takes to
+// start.
+const sharedBenchStartMs = 300
+
+// sharedBenchConfig writes the configuration of BenchmarkShared: toolbox
+// "bench" of servers s, t and u, their processes tagged tag, and a short
+// grace so that a shared workbench leaves soon after its last session.
+func sharedBenchConfig(b testing.TB, tag string, shared bool) string {
+	servers := map[string]any{}
+	for _, name := range []string{"s", "t", "u"} {
+		servers[name] = taggedServer(tag, name, fakeserver.EnvStartDelay, strconv.Itoa(sharedBenchStartMs))
+	}
+	cfg := oneToolbox(servers)
+	cfg["shared"] = shared
+	cfg["sharedGraceMs"] = 100
+	return writeConfig(b, cfg)
+}
+
+func benchSharedSessions(b *testing.B, n int, shared bool) {
+	sharingHome(b)
+	var opens, firsts []time.Duration
+	var serverProcs, wbProcs, iters int
+	var serverRSS, wbRSS, pss float64
+	for b.Loop() {
+		iters++
+		tag := fmt.Sprintf("shbench-%d-%d", iters, time.Now().UnixNano())
+		wbTag := tag + "-wb"
+		cfg := sharedBenchConfig(b, tag, shared)
+		sessions := make([]*process, n)
+		for i := range sessions {
+			sessions[i] = launchSession(b, []string{"--config", cfg}, wbTag, "", nil)
+		}
+		for i, p := range sessions {
+			c := &caller{cs: p.cs, viaWB: true, payload: map[string]any{"text": "hi"}}
+			start := time.Now()
+			res, err := p.cs.CallTool(ctxT(b), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "bench"}})
+			opened := time.Since(start)
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+			if err := c.call(); err != nil {
+				b.Fatal(err)
+			}
+			if i > 0 { // session 1 starts the servers
+				opens = append(opens, opened)
+				firsts = append(firsts, time.Since(start))
+			}
+			// A call to each server, so that every one the session
+			// needs is running when the processes are counted.
+			for _, server := range []string{"t", "u"} {
+				if _, isErr := callTool(b, p.cs, "use_tool", use("bench", server, "echo", map[string]any{"text": "hi"})); isErr {
+					b.Fatalf("echo on %s failed", server)
+				}
+			}
+		}
+		if shared {
+			if st := sharedStatuses(b); len(st) != 1 || len(st[0].Sessions) != n {
+				b.Fatalf("status: %+v, want one shared workbench with %d sessions", st, n)
+			}
+		}
+		servers, ok := fakeserver.Tagged(tag)
+		if !ok {
+			b.Skip("counting processes reads /proc: Linux only")
+		}
+		wbs, _ := fakeserver.Tagged(wbTag)
+		serverProcs += len(servers)
+		wbProcs += len(wbs)
+		for _, pid := range servers {
+			serverRSS += pidStatus(pid, "VmRSS:")
+		}
+		for _, pid := range wbs {
+			wbRSS += pidStatus(pid, "VmRSS:")
+		}
+		for _, pid := range append(servers, wbs...) {
+			// The resident set counts the binary's pages in each process
+			// that maps them; the proportional set shares them out.
+			pss += procFile(pid, "smaps_rollup", "Pss:")
+		}
+		b.StopTimer()
+		// Every session leaves; then the shared workbench, after its
+		// grace, with the servers.
+		for _, p := range sessions {
+			p.stdin.Close()
+		}
+		for _, p := range sessions {
+			select {
+			case <-p.done:
+			case <-time.After(30 * time.Second):
+				b.Fatal("a session did not exit after its stdin closed")
+			}
+		}
+		for _, t := range []string{tag, wbTag} {
+			if left := fakeserver.WaitUntagged(t, 30*time.Second); len(left) > 0 {
+				for _, pid := range left {
+					if proc, err := os.FindProcess(pid); err == nil {
+						_ = proc.Kill()
+					}
+				}
+				b.Fatalf("processes left after the last session and the grace: %v", left)
+			}
+		}
+		b.StartTimer()
+	}
+	slices.Sort(opens)
+	slices.Sort(firsts)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+	b.ReportMetric(float64(serverProcs)/float64(iters), "server-procs")
+	b.ReportMetric(float64(wbProcs)/float64(iters), "workbench-procs")
+	b.ReportMetric(serverRSS/float64(iters), "servers-RSS-MiB")
+	b.ReportMetric(wbRSS/float64(iters), "workbench-RSS-MiB")
+	b.ReportMetric((serverRSS+wbRSS)/float64(iters), "total-RSS-MiB")
+	b.ReportMetric(pss/float64(iters), "total-PSS-MiB")
+	b.ReportMetric(ms(opens[len(opens)/2]), "open-p50-ms")
+	b.ReportMetric(ms(opens[len(opens)-1]), "open-max-ms")
+	b.ReportMetric(ms(firsts[len(firsts)/2]), "first-result-p50-ms")
+	b.ReportMetric(ms(firsts[len(firsts)-1]), "first-result-max-ms")
+	b.ReportMetric(sharedBenchStartMs, "server-start-ms")
+}
+
+// benchSharedCall calls use_tool in three sessions in turn, in an order
+// that rotates: one relayed to a shared workbench, one running its own
+// servers, and that one behind a byte relay. Its time per op is one call
+// of each.
+func benchSharedCall(b *testing.B) {
+	sharingHome(b)
+	tag := fmt.Sprintf("shbench-call-%d", time.Now().UnixNano())
+	wbTag := tag + "-wb"
+	noneLeft(b, tag, wbTag)
+	payload := map[string]any{"text": strings.Repeat("x", 64)}
+	benchEnv := strings.Fields(os.Getenv("WB_BENCH_ENV"))
+	session := launchSession(b, []string{"--config", sharedBenchConfig(b, tag, true)}, wbTag, "", nil, benchEnv...)
+	relayed := &caller{cs: session.cs, viaWB: true, payload: payload}
+	ownCfg := sharedBenchConfig(b, tag, false)
+	ownSession := launchSession(b, []string{"--config", ownCfg}, wbTag, "", nil, benchEnv...)
+	own := &caller{cs: ownSession.cs, viaWB: true, payload: payload}
+	// The floor: the same session behind a byte relay, a process hop
+	// that does nothing else.
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "--config", ownCfg)
+	cmd.Env = append(os.Environ(), envRelay+"=1", fakeserver.TagVar+"="+wbTag)
+	hop := &caller{cs: benchClient(b, cmd), viaWB: true, payload: payload}
+	for _, c := range []*caller{relayed, own, hop} {
+		for range 20 { // opens the toolbox, warms up every process
+			if err := c.call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	// CPU time per call of the processes on each path besides the
+	// server: the relay and the shared workbench, the session's own
+	// workbench, the byte relay in front of another.
+	st := sharedStatuses(b)
+	if len(st) != 1 {
+		b.Fatalf("status: %+v, want one shared workbench", st)
+	}
+	procs := map[string]int{"relay": session.cmd.Process.Pid, "shared-workbench": st[0].PID, "own-workbench": ownSession.cmd.Process.Pid, "byte-relay": serverPID(hop.cs)}
+	cpu0 := map[string]time.Duration{}
+	for name, pid := range procs {
+		cpu0[name] = pidCPU(pid)
+	}
+	lat := map[*caller][]time.Duration{}
+	orders := [][]*caller{{relayed, own, hop}, {own, hop, relayed}, {hop, relayed, own}}
+	i := 0
+	for b.Loop() {
+		i++
+		for _, c := range orders[i%len(orders)] {
+			start := time.Now()
+			if err := c.call(); err != nil {
+				b.Fatal(err)
+			}
+			lat[c] = append(lat[c], time.Since(start))
+		}
+	}
+	b.StopTimer()
+	for name, pid := range procs {
+		if cpu := pidCPU(pid) - cpu0[name]; cpu > 0 {
+			b.ReportMetric(float64(cpu.Microseconds())/float64(i), name+"-cpu-µs/call")
+		}
+	}
+	us := func(c *caller, q int) float64 {
+		l := lat[c]
+		slices.Sort(l)
+		return float64(l[len(l)*q/100].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(us(relayed, 50), "relayed-p50-µs")
+	b.ReportMetric(us(relayed, 99), "relayed-p99-µs")
+	b.ReportMetric(us(own, 50), "own-p50-µs")
+	b.ReportMetric(us(own, 99), "own-p99-µs")
+	b.ReportMetric(us(hop, 50), "byte-relay-p50-µs")
+	b.ReportMetric(us(hop, 99), "byte-relay-p99-µs")
 }

@@ -69,12 +69,17 @@ func profiled(main func() int) int {
 // server: the floor under any proxy's cost, for benchmarks.
 const envRelay = "WB_TEST_RELAY"
 
-// relay starts a fake server and copies bytes between it and our stdio:
-// a proxy that does nothing but add a process hop.
+// relay starts a fake server, or the workbench with our arguments if we
+// have any, and copies bytes between it and our stdio: a proxy that does
+// nothing but add a process hop.
 func relay() int {
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), fakeserver.EnvServer+"=1", fakeserver.EnvName+"=s", envRelay+"=0")
+	if len(os.Args) > 1 {
+		cmd = exec.Command(exe, os.Args[1:]...)
+		cmd.Env = append(os.Environ(), envMain+"=1", envRelay+"=0")
+	}
 	cmd.Stderr = os.Stderr
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
@@ -90,7 +95,7 @@ func relay() int {
 	return 0
 }
 
-func writeConfig(t *testing.T, v any) string {
+func writeConfig(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -103,7 +108,7 @@ func writeConfig(t *testing.T, v any) string {
 	return p
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
@@ -148,7 +153,7 @@ func runInProcessWith(t *testing.T, opts *mcp.ClientOptions, args ...string) (*m
 	return cs, stderr
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) (string, bool) {
 	t.Helper()
 	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -445,7 +450,7 @@ func fakeServerEntry(name string, extra ...string) map[string]any {
 	return map[string]any{"command": exe, "env": env, "maxRetries": 0}
 }
 
-func runCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+func runCmd(t testing.TB, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)

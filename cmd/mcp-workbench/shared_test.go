@@ -33,7 +33,7 @@ func init() {
 // sharingHome points HOME, the XDG folders and the runtime folder of the
 // shared workbench's socket at temp folders (the socket's under a short
 // path: a Unix socket's path is short).
-func sharingHome(t *testing.T) {
+func sharingHome(t testing.TB) {
 	t.Helper()
 	if !shared.Supported() {
 		t.Skip("sharing is not supported on this system")
@@ -82,7 +82,7 @@ func startSession(t *testing.T, cfgPath, wbTag, dir string, env ...string) *proc
 }
 
 // launchSession is startSession with a host of the given options.
-func launchSession(t *testing.T, args []string, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
+func launchSession(t testing.TB, args []string, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
 	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, args...)
@@ -122,7 +122,7 @@ func launchSession(t *testing.T, args []string, wbTag, dir string, opts *mcp.Cli
 // noneLeft registers a check, run after every session's clean-up, that
 // the shared workbench (tagged wbTag) and the servers (tagged tag) are
 // gone once the grace has passed.
-func noneLeft(t *testing.T, tags ...string) {
+func noneLeft(t testing.TB, tags ...string) {
 	t.Helper()
 	if _, ok := fakeserver.Tagged("probe"); !ok {
 		return // process checks read /proc: Linux only
@@ -147,7 +147,7 @@ func whoami(t *testing.T, cs *mcp.ClientSession, toolbox, server string) string 
 
 // daemonPIDs are the shared workbenches running for this test's
 // runtime folder, as mcp-workbench status reports them.
-func sharedStatuses(t *testing.T) []sharedStatus {
+func sharedStatuses(t testing.TB) []sharedStatus {
 	t.Helper()
 	code, out, errOut := runCmd(t, "", "status", "--json")
 	if code != 0 {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// BenchmarkShared's lines make a table of their own, after the main one;
+// without them there is none.
+func TestSharedTable(t *testing.T) {
+	in := `cpu: Some CPU
+BenchmarkCall/direct-2         	    2000	   616929 ns/op	       270.3 p50-µs	      5715 p99-µs
+BenchmarkCall/workbench-2      	    2000	  1019100 ns/op	       672.2 p50-µs	      5720 p99-µs
+BenchmarkShared/sessions=10/own-2         	       3	7146274326 ns/op	       826.4 first-result-max-ms	       523.8 first-result-p50-ms	        58.01 open-max-ms	        16.28 open-p50-ms	        30.00 server-procs	       300.0 server-start-ms	       491.5 servers-RSS-MiB	       841.3 total-RSS-MiB	       349.8 workbench-RSS-MiB	        20.00 workbench-procs
+BenchmarkShared/sessions=10/shared-2      	       3	1890342071 ns/op	        20.81 first-result-max-ms	         7.611 first-result-p50-ms	        12.91 open-max-ms	         4.815 open-p50-ms	         3.000 server-procs	       300.0 server-start-ms	        51.95 servers-RSS-MiB	       256.3 total-RSS-MiB	       204.3 workbench-RSS-MiB	        12.00 workbench-procs
+BenchmarkShared/call-2         	   10000	   4649715 ns/op	       369.0 byte-relay-cpu-µs/call	      1009 byte-relay-p50-µs	      7469 byte-relay-p99-µs	       833.5 own-p50-µs	      6377 own-p99-µs	       435.0 own-workbench-cpu-µs/call	       457.0 relay-cpu-µs/call	      1309 relayed-p50-µs	      9722 relayed-p99-µs	       389.0 shared-workbench-cpu-µs/call
+`
+	r, _, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	writeShared(&out, r)
+	for _, want := range []string{
+		"| Sharing | Own servers per session | Shared workbench | Shared vs own |",
+		"| 10 sessions: server processes | 30 | 3 | 0.10× |",
+		"| 10 sessions: resident memory, all | 841 MiB | 256 MiB | 0.30× |",
+		"| Sessions 2–10: open_toolbox to a call's result, median (each server starts in 300 ms) | 523.8 ms | 7.6 ms | -516.2 ms |",
+		"| use_tool latency, median | 834 µs | 1309 µs | +476 µs (a byte relay in front: +176 µs) |",
+		"| CPU per call, workbench processes | 435 µs | 457 µs relay + 389 µs shared | a byte relay: 369 µs |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "proportional") {
+		t.Errorf("a row for a metric the run did not report:\n%s", out.String())
+	}
+
+	r, _, _ = parse(strings.NewReader("BenchmarkCall/direct-2  10  5 ns/op  1 p50-µs\n"))
+	out.Reset()
+	writeShared(&out, r)
+	if out.Len() != 0 {
+		t.Errorf("a sharing table without BenchmarkShared:\n%s", out.String())
+	}
+}
