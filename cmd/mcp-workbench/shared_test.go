@@ -133,7 +133,7 @@ func noneLeft(t testing.TB, tags ...string) {
 			if left := fakeserver.WaitUntagged(tag, 30*time.Second); len(left) > 0 {
 				t.Errorf("processes tagged %s left after the last session and the grace: %v", tag, left)
 				for _, pid := range left {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
+					killPID(pid)
 				}
 			}
 		}
@@ -401,9 +401,7 @@ func TestSharedWorkbenchKilledMidCall(t *testing.T) {
 	fakeserver.Eventually(t, "the sleep running", func() bool {
 		return len(fakeserver.ReadLines(state, fakeserver.CallsFile)) >= 2 // whoami, sleep
 	})
-	if err := syscall.Kill(st[0].PID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killPID(st[0].PID)
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "the shared workbench ended during this request") {
@@ -414,7 +412,7 @@ func TestSharedWorkbenchKilledMidCall(t *testing.T) {
 	}
 	// The watchdog stops the dead workbench's server.
 	if pid, _ := strconv.Atoi(first); pid > 0 {
-		fakeserver.Eventually(t, "the old server gone", func() bool { return syscall.Kill(pid, 0) != nil })
+		fakeserver.Eventually(t, "the old server gone", func() bool { return processGone(pid) })
 	}
 	second := whoami(t, p.cs, "tb", "a")
 	if second == first {
@@ -473,7 +471,7 @@ func TestSharedStatusAndStop(t *testing.T) {
 		t.Fatalf("stop-shared: exit %d\n%s%s", code, out, errOut)
 	}
 	if pid, _ := strconv.Atoi(first); pid > 0 {
-		fakeserver.Eventually(t, "the server stopped with its shared workbench", func() bool { return syscall.Kill(pid, 0) != nil })
+		fakeserver.Eventually(t, "the server stopped with its shared workbench", func() bool { return processGone(pid) })
 	}
 	if second := whoami(t, p.cs, "tb", "a"); second == first {
 		t.Errorf("the call after stop-shared reached the old server")
@@ -534,4 +532,17 @@ func TestSharedFlag(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "--shared is a flag of serve, not of validate") {
 		t.Errorf("--shared validate: exit %d: %s", code, errOut)
 	}
+}
+
+// killPID kills the process pid (SIGKILL on Unix).
+func killPID(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}
+
+// processGone reports whether no process pid runs any more.
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err != nil || p.Signal(syscall.Signal(0)) != nil
 }
