@@ -72,6 +72,13 @@ func startSession(t *testing.T, cfgPath, wbTag, dir string, env ...string) *proc
 // launchSession is startSession with a host of the given options.
 func launchSession(t *testing.T, cfgPath, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
 	t.Helper()
+	return launchHost(t, cfgPath, wbTag, dir, opts, "", env...)
+}
+
+// launchHost is launchSession with a host that asks for protocol version
+// (the client's latest if "").
+func launchHost(t *testing.T, cfgPath, wbTag, dir string, opts *mcp.ClientOptions, version string, env ...string) *process {
+	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, "--config", cfgPath)
 	cmd.Dir = dir
@@ -99,7 +106,7 @@ func launchSession(t *testing.T, cfgPath, wbTag, dir string, opts *mcp.ClientOpt
 		}
 	})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, p.stderr)
 	}
