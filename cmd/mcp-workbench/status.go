@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +22,7 @@ version and process, the host sessions relayed to it, and the servers it
 runs, with the sessions using each and how long it has been idle.
 
   --json   print the same as JSON
-`
+` + globalFlagsHelp
 
 const stopSharedUsage = `Usage: mcp-workbench stop-shared [--all] [--config PATH]
 
@@ -94,8 +92,8 @@ func askShared(ctx context.Context, sock, kind string) (*shared.Reply, error) {
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mcp-workbench status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	var g globalOptions
+	fs := e.flagSet("status", &g)
 	asJSON := fs.Bool("json", false, "")
 	positional, err := parse(fs, args)
 	if err == nil {
@@ -103,6 +101,9 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return e.usageError("status", err)
+	}
+	if _, _, err := e.logger("status", g); err != nil {
+		return err // an unknown --log-level
 	}
 	found, err := findShared(ctx)
 	if err != nil {
@@ -167,6 +168,9 @@ func runStopShared(ctx context.Context, e *env, args []string) error {
 	}
 	if err != nil {
 		return e.usageError("stop-shared", err)
+	}
+	if _, _, err := e.logger("stop-shared", g); err != nil {
+		return err // an unknown --log-level
 	}
 	var want string
 	if !*all {
