@@ -84,6 +84,13 @@ func startSession(t *testing.T, cfgPath, wbTag, dir string, env ...string) *proc
 // launchSession is startSession with a host of the given options.
 func launchSession(t testing.TB, args []string, wbTag, dir string, opts *mcp.ClientOptions, env ...string) *process {
 	t.Helper()
+	return launchHost(t, args, wbTag, dir, opts, "", env...)
+}
+
+// launchHost is launchSession with a host that asks for protocol version
+// (the client's latest if "").
+func launchHost(t testing.TB, args []string, wbTag, dir string, opts *mcp.ClientOptions, version string, env ...string) *process {
+	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
@@ -111,7 +118,7 @@ func launchSession(t testing.TB, args []string, wbTag, dir string, opts *mcp.Cli
 		}
 	})
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, p.stderr)
 	}
