@@ -227,6 +227,7 @@ type sessionRelay struct {
 	outMu sync.Mutex // one line at a time to the host
 
 	mu          sync.Mutex
+	closed      bool     // the session is over: no new backend
 	cur         *backend // nil when the last one ended
 	gen         int
 	initialize  *frame.Message   // the host's initialize, params copied
@@ -258,7 +259,8 @@ func (r *sessionRelay) run(ctx context.Context, in io.Reader, first io.ReadWrite
 	r.mu.Lock()
 	r.cur = r.start(first, "")
 	r.mu.Unlock()
-	lines := make(chan []byte)
+	// The host's lines are sent on by the goroutine that reads them: a
+	// hand-off to another would cost a wake-up per message.
 	readErr := make(chan error, 1)
 	go func() {
 		fr := frame.NewReader(in, maxHostLine)
@@ -275,37 +277,32 @@ func (r *sessionRelay) run(ctx context.Context, in io.Reader, first io.ReadWrite
 				readErr <- err
 				return
 			}
-			select {
-			case lines <- line:
-			case <-ctx.Done():
+			if ctx.Err() != nil {
 				return
 			}
+			r.fromHost(ctx, line)
 		}
 	}()
 	defer func() {
 		r.mu.Lock()
 		b := r.cur
 		r.cur = nil
+		r.closed = true // no new backend from here on
 		r.mu.Unlock()
 		if b != nil {
 			b.rw.Close()
 			<-b.ended
 		}
 	}()
-	for {
-		select {
-		case line := <-lines:
-			r.fromHost(ctx, line)
-		case err := <-readErr:
-			if !errors.Is(err, io.EOF) {
-				r.log.Debug("reading the host's messages", "error", err)
-			}
-			return nil
-		case <-ctx.Done():
-			r.log.Info("shutting down", "reason", context.Cause(ctx))
-			return nil
+	select {
+	case err := <-readErr:
+		if !errors.Is(err, io.EOF) {
+			r.log.Debug("reading the host's messages", "error", err)
 		}
+	case <-ctx.Done():
+		r.log.Info("shutting down", "reason", context.Cause(ctx))
 	}
+	return nil
 }
 
 // fromHost sends one of the host's lines on.
@@ -356,9 +353,9 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 // that has been told of the host's initialize.
 func (r *sessionRelay) backend(ctx context.Context) *backend {
 	r.mu.Lock()
-	b := r.cur
+	b, closed := r.cur, r.closed
 	r.mu.Unlock()
-	if b != nil {
+	if b != nil || closed {
 		return b
 	}
 	rw, err := r.connect(ctx)
@@ -367,6 +364,11 @@ func (r *sessionRelay) backend(ctx context.Context) *backend {
 		return nil
 	}
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		rw.Close()
+		return nil
+	}
 	init, initialized := r.initialize, r.initialized
 	replay := ""
 	if init != nil {
