@@ -44,13 +44,14 @@ demo: build
 
 ## test: lint, install the pinned test servers, run every test with -race,
 ## then a short run of every benchmark so that they never rot (toolbox opens
-## start dozens of processes each, so they run 3 times, not 100)
+## start dozens of processes each, and the context ones npx servers, so they
+## run once, not 100 times)
 test: lint test-deps
 	$(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory search-eval
 	$(MAKE) --no-print-directory screen-eval
-	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup|Context' -benchtime 100x ./cmd/mcp-workbench
-	$(GO) test -run '^$$' -bench '^BenchmarkOpen(Catalog)?$$' -benchtime 3x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup' -benchtime 100x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench '^Benchmark(Context|Open|OpenCatalog)$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -short -run '^$$' -bench '^BenchmarkShared$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
 	$(GO) test -run '^$$' -bench 'SearchCatalog' -benchtime 3x ./internal/workbench
