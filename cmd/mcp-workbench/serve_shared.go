@@ -75,6 +75,12 @@ func runServeShared(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Each session's servers run in that session's folder: the shared
+	// workbench holds on to none of them (the one it was started from may
+	// be removed, or unmounted).
+	if err := os.Chdir("/"); err != nil {
+		log.Debug("staying in the folder it was started from", "error", err)
+	}
 	d := newDaemon(cfg, abs, sock, log, logOut)
 	log.Info("shared workbench serving", "config", abs, "socket", sock, "pid", os.Getpid(), "version", Version())
 	return d.serve(ctx, ln)
