@@ -35,6 +35,10 @@ session has left and sharedGraceMs have passed. There is no need to run it
 by hand; see mcp-workbench status and mcp-workbench stop-shared.
 ` + globalFlagsHelp
 
+// errStopping refuses a session that came as the shared workbench began
+// to stop: its client starts a new one.
+var errStopping = errors.New("the shared workbench is stopping")
+
 // allowedPeer is the user whose connections the shared workbench serves:
 // its own. (Tests set another to see a connection refused.)
 var allowedPeer = os.Getuid
@@ -154,11 +158,20 @@ func (d *daemon) serve(ctx context.Context, ln net.Listener) error {
 		}
 		ln.Close()
 	}()
-	for {
+	for wait := time.Duration(0); ; {
 		conn, err := ln.Accept()
 		if err != nil {
-			break
+			if errors.Is(err, net.ErrClosed) {
+				break
+			}
+			// Out of file descriptors, say: the sessions it has go on,
+			// and it tries again.
+			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			d.log.Warn("accepting a session", "error", err, "retry_in", wait)
+			time.Sleep(wait)
+			continue
 		}
+		wait = 0
 		wg.Go(func() { d.handle(ctx, conn) })
 	}
 	d.shutdown()
@@ -222,7 +235,7 @@ func (d *daemon) handle(ctx context.Context, conn net.Conn) {
 	}
 	s, err := d.open(h, conn)
 	if err != nil {
-		refuse(err.Error())
+		_ = shared.WriteLine(conn, shared.Reply{Error: err.Error(), Retry: errors.Is(err, errStopping)})
 		return
 	}
 	defer d.close(s)
@@ -253,7 +266,7 @@ func (d *daemon) open(h shared.Hello, conn net.Conn) (*daemonSession, error) {
 	defer d.mu.Unlock()
 	select {
 	case <-d.stop:
-		return nil, errors.New("the shared workbench is stopping")
+		return nil, errStopping
 	default:
 	}
 	d.nextID++

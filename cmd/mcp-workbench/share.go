@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,7 @@ type sharedClient struct {
 func (c *sharedClient) dial(ctx context.Context) (io.ReadWriteCloser, error) {
 	dctx, cancel := context.WithTimeout(ctx, sharedDialTimeout)
 	defer cancel()
+	wait := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		conn, err := shared.DialOrStart(dctx, c.sock, c.start)
 		if err != nil {
@@ -125,17 +127,33 @@ func (c *sharedClient) dial(ctx context.Context) (io.ReadWriteCloser, error) {
 			return &bufConn{Reader: br, Conn: conn}, nil
 		}
 		conn.Close()
-		// A shared workbench killed a moment ago may still take a
-		// connection, then drop it: try once more, which starts a new one.
 		var refused *refusedError
-		if attempt == 2 || errors.As(err, &refused) || dctx.Err() != nil {
+		switch {
+		case dctx.Err() != nil:
+			return nil, err
+		case errors.As(err, &refused) && refused.retry:
+			// It was stopping (its grace had passed, or stop-shared):
+			// once it has gone, the next dial starts a new one.
+			select {
+			case <-time.After(wait):
+			case <-dctx.Done():
+				return nil, err
+			}
+			wait = min(2*wait, 200*time.Millisecond)
+		case errors.As(err, &refused) || attempt == 2:
 			return nil, err
 		}
+		// A shared workbench killed a moment ago may still take a
+		// connection, then drop it: try once more, which starts a new one.
 	}
 }
 
-// refusedError is a shared workbench's refusal of a session.
-type refusedError struct{ msg string }
+// refusedError is a shared workbench's refusal of a session; retry is set
+// when it was stopping.
+type refusedError struct {
+	msg   string
+	retry bool
+}
 
 func (e *refusedError) Error() string { return "the shared workbench refused the session: " + e.msg }
 
@@ -153,7 +171,7 @@ func hello(conn net.Conn, h shared.Hello) (*bufio.Reader, *shared.Reply, error) 
 		return nil, nil, fmt.Errorf("the shared workbench did not answer: %w", err)
 	}
 	if !reply.OK {
-		return nil, nil, &refusedError{reply.Error}
+		return nil, nil, &refusedError{msg: reply.Error, retry: reply.Retry}
 	}
 	return br, &reply, nil
 }
@@ -311,6 +329,9 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 	parsed := frame.Parse(line, &m) == nil
 	key := ""
 	r.mu.Lock()
+	// What a new backend is told of the session before this line: the
+	// line itself may be the initialize, which it must not get twice.
+	init, initialized := r.initialize, r.initialized
 	if parsed {
 		switch {
 		case m.IsRequest():
@@ -321,6 +342,19 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 			}
 		case m.Method == "notifications/initialized":
 			r.initialized = append([]byte(nil), line...)
+		case m.Method == "notifications/cancelled":
+			// A cancelled call gets no answer: it is no longer in flight.
+			// Nor is there anything to cancel in a backend that ended.
+			var p struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			if frame.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+				delete(r.pending, frame.IDKey(p.RequestID))
+			}
+			if r.cur == nil {
+				r.mu.Unlock()
+				return
+			}
 		case m.IsResponse():
 			// An answer to a request of an ended backend: no one waits
 			// for it any more.
@@ -332,12 +366,20 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 		}
 	}
 	r.mu.Unlock()
-	b := r.backend(ctx)
+	b := r.backend(ctx, init, initialized)
 	if b == nil {
 		if key != "" {
 			r.fail(key, "the workbench could not serve this session any more")
 		}
 		return
+	}
+	if key != "" {
+		r.mu.Lock()
+		_, inFlight := r.pending[key]
+		r.mu.Unlock()
+		if !inFlight {
+			return // answered already, when the backend it found ended
+		}
 	}
 	buf := make([]byte, 0, len(line)+1)
 	buf = append(append(buf, line...), '\n')
@@ -351,7 +393,7 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 
 // backend returns the backend lines go to: the current one, or a new one
 // that has been told of the host's initialize.
-func (r *sessionRelay) backend(ctx context.Context) *backend {
+func (r *sessionRelay) backend(ctx context.Context, init *frame.Message, initialized []byte) *backend {
 	r.mu.Lock()
 	b, closed := r.cur, r.closed
 	r.mu.Unlock()
@@ -369,7 +411,6 @@ func (r *sessionRelay) backend(ctx context.Context) *backend {
 		rw.Close()
 		return nil
 	}
-	init, initialized := r.initialize, r.initialized
 	replay := ""
 	if init != nil {
 		replay = `"wb-replay-` + strconv.Itoa(r.gen+1) + `"`
@@ -431,8 +472,8 @@ func (r *sessionRelay) fromBackend(b *backend) {
 		if err != nil {
 			var long *frame.TooLongError
 			if errors.As(err, &long) {
-				if long.Ended {
-					r.answer(long.ID(), fmt.Sprintf("the workbench's answer is longer than %d MiB", maxSharedLine>>20))
+				if id := long.ID(); long.Ended && id != nil {
+					r.fail(frame.IDKey(id), fmt.Sprintf("the workbench's answer is longer than %d MiB", maxSharedLine>>20))
 				}
 				continue
 			}
@@ -452,8 +493,14 @@ func (r *sessionRelay) fromBackend(b *backend) {
 					continue
 				}
 				r.mu.Lock()
+				_, inFlight := r.pending[key]
 				delete(r.pending, key)
 				r.mu.Unlock()
+				if !inFlight {
+					// Answered already (with an error, when this backend
+					// was given up), or cancelled: one answer per request.
+					continue
+				}
 			case m.IsRequest():
 				r.mu.Lock()
 				b.fromBackend[frame.IDKey(m.ID)] = true

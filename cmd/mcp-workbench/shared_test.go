@@ -553,3 +553,46 @@ func processGone(pid int) bool {
 	p, err := os.FindProcess(pid)
 	return err != nil || p.Signal(syscall.Signal(0)) != nil
 }
+
+// TestSharedRestartBeforeInitialize: a shared workbench that stops after
+// a session's relay connected but before the host's initialize: the
+// initialize goes to a new one, once, and the session works.
+func TestSharedRestartBeforeInitialize(t *testing.T) {
+	tag, wbTag := sharingTest(t, "earlystop")
+	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "--config", cfg)
+	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag)
+	p := &process{cmd: cmd, stderr: &fakeserver.Buffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		stdin.Close()
+		<-p.done
+		if t.Failed() {
+			t.Logf("session stderr:\n%s", p.stderr)
+		}
+	})
+	// The relay connects before the host says anything.
+	var first []sharedStatus
+	fakeserver.Eventually(t, "the relay's session in the shared workbench", func() bool {
+		first = sharedStatuses(t)
+		return len(first) == 1 && len(first[0].Sessions) == 1
+	})
+	if code, out, errOut := runCmd(t, "", "stop-shared", "--config", cfg); code != 0 {
+		t.Fatalf("stop-shared: %s%s", out, errOut)
+	}
+	fakeserver.Eventually(t, "the shared workbench gone", func() bool { return processGone(first[0].PID) })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		t.Fatalf("initialize after the shared workbench stopped: %v", err)
+	}
+	defer cs.Close()
+	whoami(t, cs, "tb", "a")
+}

@@ -87,6 +87,9 @@ type Reply struct {
 	OK     bool            `json:"ok"`
 	Error  string          `json:"error,omitempty"`
 	Status json.RawMessage `json:"status,omitempty"`
+	// Retry is set on a refusal from a shared workbench that is stopping:
+	// the client starts a new one once this one has gone.
+	Retry bool `json:"retry,omitempty"`
 }
 
 // ErrRunning is what [Listen] returns (wrapped, with the path) when a
