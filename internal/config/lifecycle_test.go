@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -71,30 +70,14 @@ func TestCatalogAndIdleTimeoutErrors(t *testing.T) {
   }}}
 }`
 	_, err := Parse([]byte(doc), env(nil))
-	var ce *Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %v, want a *config.Error", err)
-	}
-	want := map[string]string{
+	wantProblems(t, err, map[string]string{
 		"idleTimeoutMs": "must be at least 0 (milliseconds), got -1",
 		"catalog":       "must be a boolean, not a string",
 		"toolboxes.dev.mcpServers.a.idleTimeoutMs": "must be a whole number, not 1.5",
 		"toolboxes.dev.mcpServers.a.catalog":       "must be a boolean, not a number",
 		"toolboxes.dev.mcpServers.b.idleTimeoutMs": `not the string "60000" (write it without quotes)`,
 		"toolboxes.dev.mcpServers.c.idleTimeoutMs": "must be at most 2147483647 (milliseconds)",
-	}
-	got := map[string]string{}
-	for _, p := range ce.Problems {
-		got[p.Path] = p.Msg
-	}
-	for path, frag := range want {
-		if !strings.Contains(got[path], frag) {
-			t.Errorf("%s: got %q, want it to contain %q", path, got[path], frag)
-		}
-	}
-	if len(ce.Problems) != len(want) {
-		t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(want), err)
-	}
+	})
 }
 
 // TestToolChangeSettings checks "toolChanges", "blockFlaggedTools" and

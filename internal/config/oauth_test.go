@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -41,33 +40,14 @@ func TestOAuthProblems(t *testing.T) {
 		"c": {"url": "https://c.example/mcp", "oauth": {"scopes": "  ", "clientId": 7}},
 		"d": {"url": "https://d.example/mcp", "oauth": "yes"}}}}}`
 	_, err := Parse([]byte(doc), env(nil))
-	var ce *Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %v, want a *config.Error", err)
-	}
-	want := map[string]string{
+	wantProblems(t, err, map[string]string{
 		"toolboxes.dev.mcpServers.a.oauth.clientSecret":          `needs "clientId"`,
 		"toolboxes.dev.mcpServers.b.oauth.authServerMetadataUrl": `must be an https:// URL, got "http://auth.example/x"`,
 		"toolboxes.dev.mcpServers.b.oauth.callbackPort":          "65535",
 		"toolboxes.dev.mcpServers.c.oauth.scopes":                "must not be blank",
 		"toolboxes.dev.mcpServers.c.oauth.clientId":              "must be a string",
 		"toolboxes.dev.mcpServers.d.oauth":                       "must be an object",
-	}
-	got := map[string]string{}
-	for _, p := range ce.Problems {
-		got[p.Path] = p.Msg
-	}
-	for path, frag := range want {
-		msg, ok := got[path]
-		if !ok {
-			t.Errorf("no problem at %s; got:\n%v", path, err)
-		} else if !strings.Contains(msg, frag) {
-			t.Errorf("%s: %q does not contain %q", path, msg, frag)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("got %d problems, want %d:\n%v", len(got), len(want), err)
-	}
+	})
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("the client secret appears in the error:\n%v", err)
 	}

@@ -80,29 +80,13 @@ func TestSharedErrors(t *testing.T) {
   }}}
 }`
 	_, err := Parse([]byte(doc), env(nil))
-	var ce *Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %v, want a *config.Error", err)
-	}
-	want := map[string]string{
+	wantProblems(t, err, map[string]string{
 		"shared":                            "must be a boolean, not a string",
 		"toolboxes.dev.shared":              "must be a boolean, not a number",
 		"toolboxes.dev.mcpServers.a.shared": `not the string "${NOPE:-false}": a ${VAR} makes a string`,
 		"toolboxes.dev.mcpServers.b.sharde": `did you mean "shared"?`,
 		"toolboxes.dev.mcpServers.c.shared": `must be a boolean, not the string "true" (write it without quotes)`,
-	}
-	got := map[string]string{}
-	for _, p := range ce.Problems {
-		got[p.Path] = p.Msg
-	}
-	for path, frag := range want {
-		if !strings.Contains(got[path], frag) {
-			t.Errorf("%s: got %q, want it to contain %q", path, got[path], frag)
-		}
-	}
-	if len(ce.Problems) != len(want) {
-		t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(want), err)
-	}
+	})
 }
 
 // TestSharedEnv keeps only the listed variables (LC_* and XDG_* by
@@ -242,5 +226,30 @@ func TestShareAll(t *testing.T) {
 	}
 	if !cfg.Shared {
 		t.Error("Config.Shared not set")
+	}
+}
+
+// wantProblems checks that err is a configuration error whose problems are
+// exactly those of want, by JSON path, each message holding its fragment.
+func wantProblems(t *testing.T, err error, want map[string]string) {
+	t.Helper()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *config.Error", err)
+	}
+	got := map[string]string{}
+	for _, p := range ce.Problems {
+		got[p.Path] = p.Msg
+	}
+	for path, frag := range want {
+		msg, ok := got[path]
+		if !ok {
+			t.Errorf("no problem at %s; got:\n%v", path, err)
+		} else if !strings.Contains(msg, frag) {
+			t.Errorf("%s: %q does not contain %q", path, msg, frag)
+		}
+	}
+	if len(ce.Problems) != len(want) {
+		t.Errorf("got %d problems, want %d:\n%v", len(ce.Problems), len(want), err)
 	}
 }

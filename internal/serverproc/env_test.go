@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 // envChild makes the re-executed test binary print its environment as one
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 // child saw.
 func childEnv(t *testing.T, cfg *config.Server) []string {
 	t.Helper()
-	var stderr syncBuf
+	var stderr fakeserver.Buffer
 	p, err := Start(cfg, "[tb/s]", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)

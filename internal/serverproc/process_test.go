@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -39,22 +38,4 @@ func TestClip(t *testing.T) {
 			t.Errorf("Clip(%q, 5) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-// syncBuf is a stderr that tests read while a process writes to it.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 func alive(pidFile string) bool {
@@ -41,7 +42,7 @@ echo 'something went wrong' >&2
 trap '' TERM
 while :; do sleep 0.05; done`
 	cfg := &config.Server{Name: "s", Transport: config.Stdio, Command: "sh", Args: []string{"-c", script, pidFile}}
-	var stderr syncBuf
+	var stderr fakeserver.Buffer
 	p, err := Start(cfg, "[tb/s]", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ while :; do sleep 0.05; done`
 // TestStartErrors: a missing command and a cwd that is not a folder are
 // StartErrors, named.
 func TestStartErrors(t *testing.T) {
-	var stderr syncBuf
+	var stderr fakeserver.Buffer
 	_, err := Start(&config.Server{Name: "s", Command: "mcp-workbench-no-such-command"}, "[s]", &stderr, nil)
 	if se, ok := err.(*StartError); !ok || !strings.Contains(se.Error(), `command "mcp-workbench-no-such-command" not found in PATH`) {
 		t.Errorf("missing command: %v", err)
