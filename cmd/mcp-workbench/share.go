@@ -122,7 +122,7 @@ func (c *sharedClient) dial(ctx context.Context) (io.ReadWriteCloser, error) {
 		if err != nil {
 			return nil, err
 		}
-		br, _, err := hello(conn, c.hello)
+		br, err := hello(conn, c.hello)
 		if err == nil {
 			return &bufConn{Reader: br, Conn: conn}, nil
 		}
@@ -159,21 +159,21 @@ func (e *refusedError) Error() string { return "the shared workbench refused the
 
 // hello sends h on conn and reads the answer, bounded by
 // sharedAnswerTimeout. The reader it returns holds what follows.
-func hello(conn net.Conn, h shared.Hello) (*bufio.Reader, *shared.Reply, error) {
+func hello(conn net.Conn, h shared.Hello) (*bufio.Reader, error) {
 	_ = conn.SetDeadline(time.Now().Add(sharedAnswerTimeout))
 	defer conn.SetDeadline(time.Time{})
 	if err := shared.WriteLine(conn, h); err != nil {
-		return nil, nil, fmt.Errorf("the shared workbench did not take the session: %w", err)
+		return nil, fmt.Errorf("the shared workbench did not take the session: %w", err)
 	}
 	br := bufio.NewReaderSize(conn, 64<<10)
 	var reply shared.Reply
 	if err := shared.ReadLine(br, &reply); err != nil {
-		return nil, nil, fmt.Errorf("the shared workbench did not answer: %w", err)
+		return nil, fmt.Errorf("the shared workbench did not answer: %w", err)
 	}
 	if !reply.OK {
-		return nil, nil, &refusedError{msg: reply.Error, retry: reply.Retry}
+		return nil, &refusedError{msg: reply.Error, retry: reply.Retry}
 	}
-	return br, &reply, nil
+	return br, nil
 }
 
 // bufConn is a connection whose reads go through the reader that read its
@@ -257,10 +257,8 @@ type sessionRelay struct {
 type rawID = []byte
 
 type backend struct {
-	rw     io.ReadWriteCloser
-	gen    int
-	ended  chan struct{} // closed when its reader ends
-	endErr error
+	rw    io.ReadWriteCloser
+	ended chan struct{} // closed when its reader ends
 
 	// fromBackend are its requests to the host in flight: a host's answer
 	// to one of an ended backend is dropped.
@@ -381,9 +379,7 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 			return // answered already, when the backend it found ended
 		}
 	}
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := b.rw.Write(buf); err != nil {
+	if _, err := b.rw.Write(append(line, '\n')); err != nil { // the line is a slice of its own
 		r.lost(b, err)
 		if key != "" {
 			r.fail(key, "the shared workbench ended before the request reached it; the next call starts it again")
@@ -456,7 +452,7 @@ func (r *sessionRelay) backend(ctx context.Context, init *frame.Message, initial
 // start makes rw the current backend and starts reading it. r.mu is held.
 func (r *sessionRelay) start(rw io.ReadWriteCloser, replay string) *backend {
 	r.gen++
-	b := &backend{rw: rw, gen: r.gen, ended: make(chan struct{}), fromBackend: map[string]bool{}, replay: replay, replayed: make(chan error, 1)}
+	b := &backend{rw: rw, ended: make(chan struct{}), fromBackend: map[string]bool{}, replay: replay, replayed: make(chan error, 1)}
 	r.cur = b
 	go r.fromBackend(b)
 	return b
@@ -522,7 +518,6 @@ func (r *sessionRelay) lost(b *backend, err error) {
 		return
 	}
 	r.cur = nil
-	b.endErr = err
 	pending := r.pending
 	r.pending = map[string]rawID{}
 	r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,6 +92,21 @@ func launchSession(t testing.TB, args []string, wbTag, dir string, opts *mcp.Cli
 // (the client's latest if "").
 func launchHost(t testing.TB, args []string, wbTag, dir string, opts *mcp.ClientOptions, version string, env ...string) *process {
 	t.Helper()
+	p, stdout := startWorkbench(t, args, wbTag, dir, env...)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, p.stderr)
+	}
+	p.cs = cs
+	return p
+}
+
+// startWorkbench starts the workbench process as a host does, before any
+// message: its stdout is the caller's to read. The clean-up closes its
+// stdin and waits for it to exit.
+func startWorkbench(t testing.TB, args []string, wbTag, dir string, env ...string) (*process, io.ReadCloser) {
+	t.Helper()
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = dir
@@ -117,13 +133,7 @@ func launchHost(t testing.TB, args []string, wbTag, dir string, opts *mcp.Client
 			t.Logf("session stderr:\n%s", p.stderr)
 		}
 	})
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, p.stderr)
-	}
-	p.cs = cs
-	return p
+	return p, stdout
 }
 
 // noneLeft registers a check, run after every session's clean-up, that
@@ -560,24 +570,7 @@ func processGone(pid int) bool {
 func TestSharedRestartBeforeInitialize(t *testing.T) {
 	tag, wbTag := sharingTest(t, "earlystop")
 	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
-	exe, _ := os.Executable()
-	cmd := exec.Command(exe, "--config", cfg)
-	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+wbTag)
-	p := &process{cmd: cmd, stderr: &fakeserver.Buffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		<-p.done
-		if t.Failed() {
-			t.Logf("session stderr:\n%s", p.stderr)
-		}
-	})
+	p, stdout := startWorkbench(t, []string{"--config", cfg}, wbTag, "")
 	// The relay connects before the host says anything.
 	var first []sharedStatus
 	fakeserver.Eventually(t, "the relay's session in the shared workbench", func() bool {
@@ -589,9 +582,9 @@ func TestSharedRestartBeforeInitialize(t *testing.T) {
 	}
 	fakeserver.Eventually(t, "the shared workbench gone", func() bool { return processGone(first[0].PID) })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, nil).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: p.stdin}, nil)
 	if err != nil {
-		t.Fatalf("initialize after the shared workbench stopped: %v", err)
+		t.Fatalf("initialize after the shared workbench stopped: %v\n%s", err, p.stderr)
 	}
 	defer cs.Close()
 	whoami(t, cs, "tb", "a")
