@@ -49,6 +49,11 @@ func (g *Group) Kill() { g.kill() }
 // process group, even one whose parent has exited (Linux).
 const treeVar = "MCP_WORKBENCH_TREE"
 
+// Untagged returns env without the tag of a server's tree: for a process
+// that must outlive the server that starts it (the shared workbench, which
+// a stop of the server that started it must not reach).
+func Untagged(env []string) []string { return withoutEnv(env, treeVar) }
+
 // token tells this workbench's trees from those of any other.
 var token = func() string {
 	var b [6]byte

@@ -10,11 +10,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
@@ -141,12 +140,6 @@ func cause(err error) error {
 	return err
 }
 
-// treeVar is proctree's tag of the processes of one workbench's server
-// (see proctree.treeVar): a stop of that server reaches every process that
-// carries it. A daemon outlives the client that started it, so it must not
-// carry its starter's.
-const treeVar = "MCP_WORKBENCH_TREE"
-
 // StartDetached starts exe with args and env (nil: this process's) as a
 // background process: a session of its own (no terminal, no signal meant
 // for the starter's process group), stdin /dev/null, stdout and stderr
@@ -166,7 +159,9 @@ func StartDetached(exe string, args, env []string, logPath string) error {
 		env = os.Environ()
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, treeVar+"=") })
+	// A daemon outlives the client that started it: a stop of the server
+	// tree that client may belong to must not reach it.
+	cmd.Env = proctree.Untagged(env)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

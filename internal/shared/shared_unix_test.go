@@ -33,6 +33,9 @@ import (
 // proctree's tag), and echoes each connection's bytes back.
 const daemonVar = "WB_TEST_SHARED_DAEMON"
 
+// treeVar is proctree's tag of a server's tree, as the processes carry it.
+const treeVar = "MCP_WORKBENCH_TREE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(daemonVar) == "1" {
 		os.Exit(daemon())
