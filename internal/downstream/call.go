@@ -53,6 +53,13 @@ type ProgressFunc func(Progress)
 // progress token (a relayed call's id too).
 type inflight struct {
 	progress ProgressFunc // nil: the caller did not ask for progress
+	// ask, if set, answers the server's requests of the host during the
+	// call (ask.go); seq orders calls, newest last. asking counts the
+	// server's requests under way, which hold the call's timeout.
+	// asking is guarded by the conn's callsMu.
+	ask    AskFunc
+	seq    uint64
+	asking int
 
 	// A call through the SDK (remote servers).
 	touch  func() // restarts the call's timeout
@@ -121,11 +128,14 @@ func (c *conn) relayProgress(p *mcp.ProgressNotificationParams) {
 	}
 	c.callsMu.Lock()
 	call := c.calls[tok]
+	asking := call != nil && call.asking > 0
 	c.callsMu.Unlock()
 	if call == nil || call.touch == nil {
 		return // late, after the result: dropping it is fine
 	}
-	call.touch()
+	if !asking { // the host is being asked: the timeout waits
+		call.touch()
+	}
 	if call.progress != nil {
 		pr := Progress{Progress: number(p.Progress)}
 		if p.Total != 0 {
@@ -155,6 +165,12 @@ func number(f float64) json.RawMessage {
 // goroutine of its own; anything else (a server to start first, a remote
 // server) runs Call on a goroutine.
 func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+	return s.StartAsking(tool, args, progress, nil, done)
+}
+
+// StartAsking is [Server.Start] with ask, if not nil, answering the
+// server's requests of the host during the call (see ask.go).
+func (s *Server) StartAsking(tool string, args json.RawMessage, progress ProgressFunc, ask AskFunc, done func(json.RawMessage, error)) (cancel func()) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -168,7 +184,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 			return func() {}
 		}
 		if !t.ReadOnly && !t.Idempotent {
-			if cancel := c.relay(t, args, progress, func(res json.RawMessage, err error) { done(res, s.redact(err)) }); cancel != nil {
+			if cancel := c.relay(t, args, progress, ask, func(res json.RawMessage, err error) { done(res, s.redact(err)) }); cancel != nil {
 				return cancel
 			}
 		} else {
@@ -176,7 +192,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 			// retry too, if it comes to one.
 			r := &retrying{}
 			progress := increasing(progress)
-			cancelRelay := c.relay(t, args, progress, func(res json.RawMessage, err error) {
+			cancelRelay := c.relay(t, args, progress, ask, func(res json.RawMessage, err error) {
 				var ctx context.Context
 				if s.shouldRetry(context.Background(), t, err) {
 					ctx = r.start()
@@ -186,7 +202,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 					return
 				}
 				go func() {
-					res, err := s.retry(ctx, tool, args, progress, err)
+					res, err := s.retry(ctx, tool, args, progress, ask, err)
 					r.cancel()
 					done(res, s.redact(err))
 				}()
@@ -201,7 +217,7 @@ func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc,
 	}
 	ctx, cancelCall := context.WithCancel(context.Background())
 	go func() {
-		res, err := s.Call(ctx, tool, args, progress)
+		res, err := s.CallAsking(ctx, tool, args, progress, ask)
 		cancelCall()
 		done(res, err)
 	}()
@@ -260,27 +276,33 @@ func (r *retrying) cancel() {
 // readOnlyHint or idempotentHint, the server is started again and the call
 // retried once; other tools are never retried, since they may have run.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
-	res, err := s.call(ctx, tool, args, onProgress)
+	return s.CallAsking(ctx, tool, args, onProgress, nil)
+}
+
+// CallAsking is [Server.Call] with ask, if not nil, answering the server's
+// requests of the host during the call (see ask.go).
+func (s *Server) CallAsking(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, error) {
+	res, err := s.call(ctx, tool, args, onProgress, ask)
 	return res, s.redact(err)
 }
 
-func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
+func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	onProgress = increasing(onProgress) // across a retry
-	res, t, err := s.callOnce(ctx, tool, args, onProgress)
+	res, t, err := s.callOnce(ctx, tool, args, onProgress, ask)
 	if t == nil || !s.shouldRetry(ctx, t, err) {
 		return res, err
 	}
-	return s.retry(ctx, tool, args, onProgress, err)
+	return s.retry(ctx, tool, args, onProgress, ask, err)
 }
 
 // callOnce connects if needed and makes the call, on a new connection if
 // the one it found ended before the call could be sent (a server that
 // died, or stopped for idleness, a moment before). It returns the tool
 // it resolved, nil if it got no further.
-func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, *Tool, error) {
+func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, *Tool, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := s.connect(ctx)
 		if err != nil {
@@ -290,7 +312,7 @@ func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := c.call(ctx, t, args, onProgress)
+		res, err := c.call(ctx, t, args, onProgress, ask)
 		if !errors.Is(err, errNotSent) {
 			return res, t, err
 		}
@@ -323,12 +345,12 @@ func (s *Server) shouldRetry(ctx context.Context, t *Tool, err error) bool {
 
 // retry starts the server again and makes the call once more, after the
 // connection broke under it with err.
-func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, err error) (json.RawMessage, error) {
+func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc, err error) (json.RawMessage, error) {
 	var lost *lostError
 	errors.As(err, &lost)
 	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
 		"tool", tool, "reason", s.redact(lost.reason))
-	res, t2, err2 := s.callOnce(ctx, tool, args, onProgress)
+	res, t2, err2 := s.callOnce(ctx, tool, args, onProgress, ask)
 	switch {
 	case err2 == nil:
 		return res, nil
@@ -394,14 +416,14 @@ func listNames(names []string, max int) string {
 
 // call sends one tools/call, bounded by requestTimeoutMs, which each
 // progress notification of the call restarts, and waits for its answer.
-func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
+func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, error) {
 	if c.stdio != nil {
 		type answer struct {
 			res json.RawMessage
 			err error
 		}
 		ch := make(chan answer, 1)
-		cancel := c.relay(t, args, onProgress, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+		cancel := c.relay(t, args, onProgress, ask, func(res json.RawMessage, err error) { ch <- answer{res, err} })
 		if cancel == nil {
 			return nil, errNotSent
 		}
@@ -428,7 +450,7 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 		c.callsMu.Unlock()
 		return nil, errNotSent
 	}
-	c.calls[token] = &inflight{progress: onProgress, touch: func() { timer.Reset(timeout) }, cancel: cancel}
+	c.calls[token] = &inflight{progress: onProgress, touch: func() { timer.Reset(timeout) }, cancel: cancel, timer: timer, ask: ask, seq: tokenSeq.Load()}
 	c.callStartedLocked()
 	c.callsMu.Unlock()
 	defer func() {

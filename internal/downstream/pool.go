@@ -97,6 +97,11 @@ func (p *Pool) Acquire(owner any, toolbox string, sc *config.Server, changed fun
 	}
 	if e == nil {
 		e = &pooled{s: NewServer(toolbox, sc, p.o), owner: mine, users: map[any]*user{}}
+		// A server of one session can ask that session's host (ask.go);
+		// a shared one has no host: its requests could not be told apart.
+		if h, ok := mine.(Host); ok {
+			e.s.host = h
+		}
 		p.byID[id] = append(p.byID[id], e)
 		p.pooledS[e.s] = e
 	}

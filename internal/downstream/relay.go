@@ -38,7 +38,7 @@ func relayKeyOf(raw json.RawMessage) ([]byte, bool) {
 // relay returns nil, sends nothing and never calls done when the
 // connection has ended or is stopping for idleness: the call may go to a
 // new connection.
-func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, ask AskFunc, done func(json.RawMessage, error)) (cancel func()) {
 	if bytes.ContainsAny(args, "\r\n") {
 		// A frame is one line: arguments written over several lines (by
 		// the call command, or a Go caller) are put on one.
@@ -47,8 +47,9 @@ func (c *conn) relay(t *Tool, args json.RawMessage, progress ProgressFunc, done 
 			args = b.Bytes()
 		}
 	}
-	key := relayKey(tokenSeq.Add(1))
-	call := &inflight{progress: progress, done: done}
+	seq := tokenSeq.Add(1)
+	key := relayKey(seq)
+	call := &inflight{progress: progress, done: done, ask: ask, seq: seq}
 	timeout := c.s.cfg.RequestTimeout
 	c.callsMu.Lock()
 	if c.calls == nil { // the connection has ended
@@ -147,7 +148,7 @@ func (c *conn) relayed(m *frame.Message) bool {
 		}
 		c.callsMu.Lock()
 		call := c.calls[string(key)]
-		if call != nil {
+		if call != nil && call.asking == 0 {
 			call.timer.Reset(c.s.cfg.RequestTimeout)
 		}
 		c.callsMu.Unlock()

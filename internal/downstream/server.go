@@ -59,6 +59,9 @@ type Options struct {
 	// for screening.
 	Pins  *pins.Store
 	Names *ToolNames
+	// Host, if set, is the host session of every server made with these
+	// options (see ask.go); the servers of a pool get it from their owner.
+	Host Host
 	// PinsChanged, if set, is called when a new live list of a running
 	// server withholds, or serves changed, other tools than the list
 	// before it (after notifications/tools/list_changed or a refresh).
@@ -189,6 +192,8 @@ type Server struct {
 	// listedTools is the server's last live list, kept from the moment it
 	// is listed (before the connection counts as live) until the next one.
 	listedTools *ToolSet
+	// host is the host session the server belongs to (ask.go); nil: none.
+	host Host
 }
 
 // NewServer returns a Server for cfg in toolbox. Nothing starts until the
@@ -224,6 +229,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		prefix:     "[" + toolbox + "/" + cfg.Name + "]",
 		ctx:        ctx,
 		cancel:     cancel,
+		host:       o.Host,
 	}
 }
 
@@ -521,7 +527,12 @@ type conn struct {
 	stdio  *stdioConn          // stdio only: the relay's connection
 	cap    *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
 	probe  *statusProbe        // http and sse
-	trySSE bool                // http inferred from a url alone: a refused POST means try SSE
+	client *mcp.Client
+	// caps are the client capabilities the server was told (ask.go);
+	// asking counts its requests waiting for the host.
+	caps   *mcp.ClientCapabilities
+	asking atomic.Int32
+	trySSE bool // http inferred from a url alone: a refused POST means try SSE
 
 	ctx    context.Context // ends with the connection: bounds its start and listings
 	cancel context.CancelFunc
@@ -561,10 +572,8 @@ func (s *Server) dialOnce() (*conn, error) {
 	if info == nil {
 		info = &mcp.Implementation{Name: "mcp-workbench", Version: "dev"}
 	}
-	client := mcp.NewClient(info, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		Logger: SDKLogger(s.log),
-		// No roots, sampling or elicitation: the workbench proxies tools only.
-		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -575,7 +584,12 @@ func (s *Server) dialOnce() (*conn, error) {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			c.relayProgress(req.Params)
 		},
-	})
+	}
+	// Roots, sampling and elicitation as the host declared them (ask.go).
+	c.clientOptions(opts)
+	client := mcp.NewClient(info, opts)
+	client.AddReceivingMiddleware(c.rootsMiddleware)
+	c.client = client
 
 	// A start that times out has its process tree stopped as any other:
 	// stdin closed, then SIGTERM, then SIGKILL after the grace period. A

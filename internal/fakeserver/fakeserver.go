@@ -56,6 +56,7 @@ const (
 	EnvEndless     = "FAKE_ENDLESS"      // N: add tool "endless", answered with a line of N bytes that never ends
 	EnvHugeList    = "FAKE_HUGE_LIST"    // N: answer tools/list with N tools of about 250 bytes each, in one page
 	EnvStopReading = "FAKE_STOP_READING" // "1": add tool "stop_reading": once called, the server reads no more of its stdin
+	EnvAsk         = "FAKE_ASK"          // "1": add tools "ask" and "client_caps" (ask.go)
 	// EnvTermFile names a file the server writes "sigterm" to when it gets
 	// SIGTERM, before it exits; with FAKE_HANG_INIT it also ignores the end
 	// of stdin, as a command busy installing a package (npx) does.
@@ -95,6 +96,8 @@ const (
 	CallsFile   = "calls"   // one line per tool call: the tool's name
 	CancelsFile = "cancels" // one line per cancelled call: the tool's name
 	ListsFile   = "lists"   // one line per tools/list request
+	// RootsChangedFile: one line per notifications/roots/list_changed (FAKE_ASK)
+	RootsChangedFile = "roots-changed"
 )
 
 // MaybeRun runs the fake server and exits if this process was started as
@@ -216,6 +219,9 @@ func run() error {
 	}
 	if early := os.Getenv(EnvChangeEarly); early == "1" || early == "same" {
 		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { addEarly() }
+	}
+	if os.Getenv(EnvAsk) == "1" {
+		opts.RootsListChangedHandler = func(context.Context, *mcp.RootsListChangedRequest) { f.record(RootsChangedFile, "roots") }
 	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
 	if os.Getenv(EnvChangeEarly) == "same" {
@@ -395,6 +401,9 @@ func (f *fake) addToolsFrom(file string) error {
 }
 
 func (f *fake) addTools() {
+	if os.Getenv(EnvAsk) == "1" {
+		f.addAskTools()
+	}
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	f.server.AddTool(&mcp.Tool{
 		Name:        "echo",

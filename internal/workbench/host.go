@@ -3,6 +3,7 @@ package workbench
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,9 +31,10 @@ const maxHostLine = 64 << 20
 
 // hostTransport is the host's side of the stdio transport.
 type hostTransport struct {
-	w   *Workbench
-	in  io.Reader
-	out io.Writer
+	w    *Workbench
+	in   io.Reader
+	out  io.Writer
+	conn *hostConn // once connected
 }
 
 func (t *hostTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -44,7 +46,9 @@ func (t *hostTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan jsonrpc.Message, 32),
 		closed:   make(chan struct{}),
 		calls:    map[string]*hostCall{},
+		id:       rand.Text(),
 	}
+	t.conn = c
 	go c.readLoop()
 	return c, nil
 }
@@ -74,6 +78,18 @@ type hostConn struct {
 
 	mu    sync.Mutex
 	calls map[string]*hostCall // use_tool calls in flight, by the host's id
+
+	// ss is the SDK's session over this connection, set once connected:
+	// how the workbench asks a 2025 host what its servers ask (ask.go).
+	// requestCaps are the capabilities of the latest request that named
+	// its protocol version itself (2026-07-28), nil before one.
+	ss          atomic.Pointer[mcp.ServerSession]
+	requestCaps atomic.Pointer[mcp.ClientCapabilities]
+	// id names the connection in the request states given to it
+	// (roundtrip.go); held are its calls waiting for the host's answers.
+	id     string
+	heldMu sync.Mutex
+	held   map[string]*heldCall
 }
 
 // hostCall is a use_tool call in flight.
@@ -226,6 +242,9 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      json.RawMessage `json:"_meta"`
+		// A retry of a call that answered input_required (roundtrip.go).
+		InputResponses json.RawMessage `json:"inputResponses"`
+		RequestState   json.RawMessage `json:"requestState"`
 	}
 	if frame.Unmarshal(m.Params, &p) != nil || p.Name != "use_tool" {
 		return false
@@ -254,6 +273,18 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		return false // the SDK refuses calls before initialize
 	}
 	env := envelope{resultType: perRequest || c.newProtocol.Load(), serverInfo: perRequest}
+	if perRequest {
+		// What this host can answer now, for the servers it starts.
+		var caps mcp.ClientCapabilities
+		if json.Unmarshal(meta.Capabilities, &caps) == nil {
+			var roots struct {
+				Roots *mcp.RootCapabilities `json:"roots"`
+			}
+			_ = json.Unmarshal(meta.Capabilities, &roots)
+			caps.RootsV2 = roots.Roots
+			c.requestCaps.Store(&caps)
+		}
+	}
 
 	id := bytes.Clone(m.ID)
 	var progress downstream.ProgressFunc
@@ -271,7 +302,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	}
 	c.calls[key] = call
 	c.mu.Unlock()
-	cancel := c.w.useTool(p.Arguments, progress, func(result json.RawMessage) {
+	reply := func(result json.RawMessage) {
 		c.mu.Lock()
 		live := c.calls[key] == call && !call.cancelled
 		if live {
@@ -281,7 +312,37 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		if live {
 			_ = c.write(frame.AppendResponse(nil, id, env.wrap(result, c.w)))
 		}
-	})
+	}
+	var cancel func()
+	var state string
+	_ = frame.Unmarshal(p.RequestState, &state)
+	if state != "" || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null") {
+		// The host's answers to a held call's input requests.
+		ref, _, err := parseUseInput(p.Arguments)
+		if err != nil {
+			reply(resultJSON("use_tool: "+err.Error(), true))
+			return true
+		}
+		h, why := c.resume(ref, state, p.InputResponses)
+		if h == nil {
+			reply(ref.refused(why))
+			return true
+		}
+		cancel = h.giveUp
+		h.attach(reply)
+	} else if perRequest || c.newProtocol.Load() {
+		// A 2026-07-28 host takes no requests from servers: theirs
+		// turn the call's result into input_required (roundtrip.go).
+		ref, _, _ := parseUseInput(p.Arguments)
+		h := c.holdCall(ref, reply)
+		stop := c.w.useTool(p.Arguments, progress, h.ask, h.finish)
+		h.mu.Lock()
+		h.cancel = stop
+		h.mu.Unlock()
+		cancel = func() { h.giveUp(); stop() }
+	} else {
+		cancel = c.w.useTool(p.Arguments, progress, nil, reply)
+	}
 	c.mu.Lock()
 	call.cancel = cancel
 	cancelNow := call.cancelled

@@ -26,7 +26,8 @@ type toolRef struct {
 // useTool serves one use_tool call whose input (the tool's "arguments") is
 // input. reply gets the result object to answer with, exactly once, on
 // another goroutine or before useTool returns. cancel gives the call up.
-func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressFunc, reply func(json.RawMessage)) (cancel func()) {
+// ask, if set, answers the server's requests of the host during the call.
+func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	ref, rawArgs, err := parseUseInput(input)
 	if err != nil {
 		reply(resultJSON("use_tool: "+err.Error(), true))
@@ -37,7 +38,7 @@ func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressF
 		reply(ref.refused(err.Error()))
 		return func() {}
 	}
-	return w.use(ref, args, progress, reply)
+	return w.use(ref, args, progress, ask, reply)
 }
 
 // Use is use_tool from Go: it calls tool of server in toolbox with args (a
@@ -48,7 +49,7 @@ func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressF
 func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args json.RawMessage, progress downstream.ProgressFunc) json.RawMessage {
 	ref := toolRef{Toolbox: toolbox, Server: server, Tool: tool}
 	ch := make(chan json.RawMessage, 1)
-	cancel := w.use(ref, args, progress, func(res json.RawMessage) { ch <- res })
+	cancel := w.use(ref, args, progress, nil, func(res json.RawMessage) { ch <- res })
 	select {
 	case res := <-ch:
 		return res
@@ -58,7 +59,7 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 	}
 }
 
-func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	refuse := func(reason string) func() {
 		reply(ref.refused(reason))
 		return func() {}
@@ -77,7 +78,7 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 	}
 	done := func(res json.RawMessage, err error) { reply(ref.result(res, err, s)) }
 	if tb.opened.Load() {
-		return s.Start(ref.Tool, args, progress, done)
+		return s.StartAsking(ref.Tool, args, progress, ask, done)
 	}
 	// The toolbox's first use opens it, as open_toolbox would, in the
 	// background; the call waits only for its own server, whose start the
@@ -97,7 +98,7 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 			done(nil, err) // its start failed, after its retries
 			return
 		}
-		res, err := s.Call(ctx, ref.Tool, args, progress)
+		res, err := s.CallAsking(ctx, ref.Tool, args, progress, ask)
 		done(res, err)
 	}()
 	return cancelCall

@@ -54,6 +54,9 @@ type Options struct {
 	// still names the file in the commands messages give), and the
 	// workbench starts no watchdog of its own.
 	Pool *downstream.Pool
+	// Cwd is the host session's folder: the root a server that asks for
+	// roots gets when the host cannot be asked. Empty: the process's.
+	Cwd string
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -84,6 +87,11 @@ type Workbench struct {
 	hostsMu     sync.Mutex
 	hostsClosed bool
 	servers     []*mcp.Server // the MCP servers of the host sessions, to update on reload
+
+	// host is the host's connection its servers ask (ask.go); cwd the
+	// session's folder, their roots when the host cannot be asked.
+	host atomic.Pointer[hostConn]
+	cwd  string
 }
 
 // state is one configuration's toolboxes. It is never changed once
@@ -156,6 +164,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.PinsChanged == nil {
 		do.PinsChanged = w.pinsChanged
 	}
+	if do.Host == nil {
+		do.Host = w
+	}
+	w.cwd = opts.Cwd
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
@@ -342,6 +354,8 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
+		// The host's roots changed: its servers are told (ask.go).
+		RootsListChangedHandler: w.rootsChanged,
 		// open_toolbox lists the toolboxes, which a reload of the
 		// configuration changes.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -351,7 +365,15 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	s.AddTool(useToolTool(), handleUseElsewhere)
 	w.servers = append(w.servers, s)
 	w.hostsMu.Unlock()
-	return s.Connect(ctx, &hostTransport{w: w, in: in, out: out}, nil)
+	t := &hostTransport{w: w, in: in, out: out}
+	ss, err := s.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The servers' requests of the host go to the host connected last.
+	t.conn.ss.Store(ss)
+	w.host.Store(t.conn)
+	return ss, nil
 }
 
 // handleUseElsewhere is use_tool's handler in the SDK, which never runs:

@@ -1,0 +1,191 @@
+package workbench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What servers ask of the host. The workbench is the host session of its
+// own servers (downstream.Host): they are told the capabilities the host
+// declared (of those relayed: elicitation, sampling, roots), and what they
+// ask goes to the host. A host on a 2025 protocol is asked with requests of
+// the workbench's own (elicitation/create, sampling/createMessage,
+// roots/list), at any time; a host on the 2026-07-28 protocol takes no
+// requests from servers: during a use_tool call, the call's result becomes
+// input_required and the host's retry answers (roundtrip.go); outside a
+// call, roots/list is answered with the session's folder and anything else
+// is refused.
+
+// HostCapabilities returns the capabilities the workbench relays to its
+// servers: those its host declared, at initialize or, on the 2026-07-28
+// protocol, in its latest request. Nil before a host connected.
+func (w *Workbench) HostCapabilities() *mcp.ClientCapabilities {
+	hc := w.host.Load()
+	if hc == nil {
+		return nil
+	}
+	if caps := hc.requestCaps.Load(); caps != nil {
+		return downstream.Relayed(caps)
+	}
+	ss := hc.ss.Load()
+	if ss == nil || ss.InitializeParams() == nil {
+		return nil
+	}
+	return downstream.Relayed(ss.InitializeParams().Capabilities)
+}
+
+// askable reports whether the host takes requests of the workbench's own:
+// a session on a 2025 protocol does, one on 2026-07-28 does not.
+func (hc *hostConn) askable() (*mcp.ServerSession, bool) {
+	ss := hc.ss.Load()
+	if ss == nil || hc.newProtocol.Load() || hc.requestCaps.Load() != nil {
+		return nil, false
+	}
+	p := ss.InitializeParams()
+	return ss, p != nil && p.ProtocolVersion < newProtocol
+}
+
+// Ask asks the host what a server asked of it, outside any call, or in a
+// call of a host that takes requests of the workbench's own.
+func (w *Workbench) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	hc := w.host.Load()
+	if hc == nil {
+		return nil, errors.New("no host is connected to the workbench")
+	}
+	caps := w.HostCapabilities()
+	if err := canAnswer(caps, method, params); err != nil {
+		return nil, err
+	}
+	ss, ok := hc.askable()
+	if !ok {
+		if method == downstream.MethodListRoots {
+			return json.Marshal(&mcp.ListRootsResult{Roots: w.defaultRoots()})
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the host uses the 2026-07-28 protocol, which takes a server's " + method + " only during a call of one of its tools"}
+	}
+	switch method {
+	case downstream.MethodElicit:
+		var p mcp.ElicitParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, err
+		}
+		res, err := ss.Elicit(ctx, &p)
+		if err != nil {
+			return nil, hostError(err)
+		}
+		return json.Marshal(res)
+	case downstream.MethodCreateMessage:
+		var p mcp.CreateMessageWithToolsParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, err
+		}
+		res, err := ss.CreateMessageWithTools(ctx, &p)
+		if err != nil {
+			return nil, hostError(err)
+		}
+		return json.Marshal(res)
+	case downstream.MethodListRoots:
+		res, err := ss.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, hostError(err)
+		}
+		if res.Roots == nil {
+			res.Roots = []*mcp.Root{}
+		}
+		return json.Marshal(res)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "the workbench does not pass " + method + " to the host"}
+}
+
+// hostError is the error a server gets when the host answered its request
+// with one: the host's own JSON-RPC error as it was, or the reason the
+// request did not reach it.
+func hostError(err error) error {
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr
+	}
+	return fmt.Errorf("the host did not answer: %w", err)
+}
+
+// canAnswer refuses a request the host's capabilities do not cover: a
+// server that was told them at start by an earlier host (another session
+// of a shared server, or a host that reconnected) learns it when it asks.
+func canAnswer(caps *mcp.ClientCapabilities, method string, params json.RawMessage) error {
+	refuse := func(what string) error {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the host does not support " + what}
+	}
+	if caps == nil {
+		return refuse(method)
+	}
+	switch method {
+	case downstream.MethodElicit:
+		if caps.Elicitation == nil {
+			return refuse("elicitation")
+		}
+		var p struct {
+			Mode string `json:"mode"`
+		}
+		_ = json.Unmarshal(params, &p)
+		if p.Mode == "url" && caps.Elicitation.URL == nil {
+			return refuse(`"url" elicitation`)
+		}
+		if p.Mode != "url" && caps.Elicitation.Form == nil {
+			return refuse(`"form" elicitation`)
+		}
+	case downstream.MethodCreateMessage:
+		if caps.Sampling == nil {
+			return refuse("sampling")
+		}
+	case downstream.MethodListRoots:
+		if caps.RootsV2 == nil {
+			return refuse("roots")
+		}
+	}
+	return nil
+}
+
+// defaultRoots is what a server that asks for roots gets when the host
+// cannot be asked: the session's folder.
+func (w *Workbench) defaultRoots() []*mcp.Root {
+	dir := w.cwd
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if dir == "" {
+		return []*mcp.Root{}
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
+	return []*mcp.Root{{URI: u.String(), Name: filepath.Base(dir)}}
+}
+
+// ElicitationComplete passes a server's notifications/elicitation/complete
+// (the end of a URL-mode elicitation) on to a host that takes it.
+func (w *Workbench) ElicitationComplete(ctx context.Context, p *mcp.ElicitationCompleteParams) {
+	hc := w.host.Load()
+	if hc == nil || p == nil {
+		return
+	}
+	if ss, ok := hc.askable(); ok {
+		_ = ss.NotifyElicitationComplete(ctx, p)
+	}
+}
+
+// rootsChanged tells the servers of the workbench that the host's roots
+// changed.
+func (w *Workbench) rootsChanged(context.Context, *mcp.RootsListChangedRequest) {
+	for _, tb := range w.state.Load().toolboxes {
+		for _, s := range tb.servers {
+			s.RootsChanged()
+		}
+	}
+}
