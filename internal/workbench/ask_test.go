@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,8 +157,11 @@ func TestAFloodOfRequestsIsBounded(t *testing.T) {
 	gate := make(chan struct{})
 	var n sync.WaitGroup
 	n.Add(8)
+	var seen atomic.Int32
 	opts := &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		n.Done()
+		if seen.Add(1) <= 8 {
+			n.Done()
+		}
 		select { // held until every slot is taken
 		case <-gate:
 		case <-ctx.Done():
