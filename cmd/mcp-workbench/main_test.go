@@ -123,6 +123,19 @@ func runInProcess(t *testing.T, args ...string) (*mcp.ClientSession, *fakeserver
 // runInProcessWith is runInProcess with a client of the given options.
 func runInProcessWith(t *testing.T, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
 	t.Helper()
+	return runInProcessAt(t, "", opts, args...)
+}
+
+// runInProcessAt is runInProcessWith for a host that asks for protocol
+// ("": the SDK's latest).
+func runInProcessAt(t *testing.T, protocol string, opts *mcp.ClientOptions, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
+	t.Helper()
+	return runInProcessAtWithRoots(t, protocol, opts, nil, args...)
+}
+
+// runInProcessAtWithRoots is runInProcessAt for a host with roots.
+func runInProcessAtWithRoots(t *testing.T, protocol string, opts *mcp.ClientOptions, roots []*mcp.Root, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr := &fakeserver.Buffer{}
@@ -131,8 +144,9 @@ func runInProcessWith(t *testing.T, opts *mcp.ClientOptions, args ...string) (*m
 		done <- run(context.Background(), args, inR, outW, stderr)
 		outW.Close()
 	}()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts)
+	client.AddRoots(roots...)
+	cs, err := client.Connect(ctxT(t), &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
 	}

@@ -92,9 +92,15 @@ func launchSession(t testing.TB, args []string, wbTag, dir string, opts *mcp.Cli
 // (the client's latest if "").
 func launchHost(t testing.TB, args []string, wbTag, dir string, opts *mcp.ClientOptions, version string, env ...string) *process {
 	t.Helper()
+	return launchClient(t, args, wbTag, dir, mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts), version, env...)
+}
+
+// launchClient is launchHost with a host of its own client (one with
+// roots, say).
+func launchClient(t testing.TB, args []string, wbTag, dir string, client *mcp.Client, version string, env ...string) *process {
+	t.Helper()
 	p, stdout := startWorkbench(t, args, wbTag, dir, env...)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts).
-		Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := client.Connect(ctxT(t), &mcp.IOTransport{Reader: stdout, Writer: p.stdin}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, p.stderr)
 	}

@@ -3,14 +3,29 @@
 // HOST_STEPS (a JSON array), printing one JSON line per step:
 //   {"list": true}                      → the tools/list result
 //   {"call": "<tool>", "arguments": {}} → the tools/call result
+// With HOST_ROOT set, the host declares elicitation, sampling and roots and
+// answers them: a form with {"name": "Ada"}, a sampled message from
+// "ts-host-model", and HOST_ROOT as its one root.
 // Usage: HOST_STEPS='[...]' node host.mjs COMMAND [ARGS...]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [command, ...args] = process.argv.slice(2);
 const steps = JSON.parse(process.env.HOST_STEPS ?? "[]");
+const root = process.env.HOST_ROOT;
 const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
-const client = new Client({ name: "test-host", version: "1.0.0" });
+const client = new Client({ name: "test-host", version: "1.0.0" },
+  root ? { capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } } } : {});
+if (root) {
+  client.setRequestHandler(ElicitRequestSchema, async (req) => {
+    console.error(`host: elicitation: ${req.params.message}`);
+    return { action: "accept", content: { name: "Ada" } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async () =>
+    ({ role: "assistant", model: "ts-host-model", content: { type: "text", text: "hi from the TypeScript host" } }));
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: root, name: "project" }] }));
+}
 await client.connect(transport);
 for (const step of steps) {
   if (step.list) {
