@@ -41,7 +41,9 @@ func askConfig(t *testing.T) (path, project, outside string) {
 	return path, project, outside
 }
 
-func fileURI(dir string) string { return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String() }
+func fileURI(dir string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
 
 // TestOfficialServersAskTheHost: the official everything server behind
 // the workbench asks a go-sdk host, on the 2025-11-25 protocol (requests
