@@ -66,7 +66,13 @@ func (w *Workbench) Ask(ctx context.Context, method string, params json.RawMessa
 		return nil, err
 	}
 	ss, ok := hc.askable()
-	if !ok {
+	if ok {
+		// A host that never answers holds the server no longer than a
+		// held call of a 2026-07-28 host waits (roundtrip.go).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, holdFor)
+		defer cancel()
+	} else {
 		if method == downstream.MethodListRoots {
 			return json.Marshal(&mcp.ListRootsResult{Roots: w.defaultRoots()})
 		}
