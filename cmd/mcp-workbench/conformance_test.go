@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The official MCP conformance suite (testdata/conformance, pinned with
@@ -141,6 +142,9 @@ func conformanceClient() int {
 		}
 		return 0, stderr.String()
 	}
+	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "elicitation") {
+		return conformanceElicitation(exe, cfgPath, env)
+	}
 	// A user runs login, then the call; when the call says a login is
 	// needed (a step-up to more scopes), log in again, a few times at most.
 	for range 3 {
@@ -153,4 +157,75 @@ func conformanceClient() int {
 		}
 	}
 	return 1
+}
+
+// TestConformanceClientElicitation runs the suite's client elicitation
+// scenario with the workbench between its server and a host: the
+// server's elicitation reaches the host through the workbench, and the
+// answer goes back, defaults applied as a client applies them.
+func TestConformanceClientElicitation(t *testing.T) {
+	dir := filepath.Join(fakeserver.RepoRoot(t), "testdata", "conformance")
+	node := filepath.Join(dir, "node_modules", ".bin", "node")
+	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	for _, p := range []string{node, cli} {
+		if _, err := os.Stat(p); err != nil {
+			msg := "the MCP conformance suite is not installed: run 'make test-deps' (npm ci in testdata/conformance)"
+			if os.Getenv("CI") != "" {
+				t.Fatal(msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, cli, "client", "--scenario", "elicitation-sep1034-client-defaults", "--command", exe,
+		"--timeout", "30000", "-o", out)
+	cmd.Dir = out
+	cmd.Env = append(os.Environ(), envConformanceClient+"=1", "HOME="+out, "XDG_CONFIG_HOME="+out, "XDG_CACHE_HOME="+out)
+	b, err := cmd.CombinedOutput()
+	t.Logf("conformance client --scenario elicitation-sep1034-client-defaults:\n%s", b)
+	if err != nil {
+		t.Errorf("the elicitation scenario failed: %v", err)
+	}
+}
+
+// conformanceElicitation is the client of an elicitation scenario: a host
+// with elicitation runs the workbench over stdio and calls the scenario
+// server's tool through use_tool; the host accepts every form as it is
+// (its defaults are the answer).
+func conformanceElicitation(exe, cfgPath string, env []string) int {
+	cmd := exec.Command(exe, "--config", cfgPath)
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "conformance-host", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance host:", err)
+		return 1
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "use_tool", Arguments: map[string]any{
+		"tool": map[string]string{"toolbox": "conformance", "server": "server", "tool": "test_client_elicitation_defaults"}, "arguments": map[string]any{},
+	}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance host:", err)
+		return 1
+	}
+	b, _ := json.Marshal(res)
+	fmt.Fprintln(os.Stderr, "conformance host: result:", string(b))
+	if res.IsError {
+		return 1
+	}
+	return 0
 }
