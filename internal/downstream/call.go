@@ -489,6 +489,9 @@ func (c *conn) call(ctx context.Context, t *Tool, args json.RawMessage, onProgre
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
+		if werr.Code == CodeURLElicitationRequired {
+			return nil, &URLElicitationError{Message: werr.Message, Data: werr.Data}
+		}
 		return nil, fmt.Errorf("the server answered with an error: %s (code %d)", werr.Message, werr.Code)
 	}
 	// The connection broke under the call. Say how, once the watcher knows.

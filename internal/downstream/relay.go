@@ -163,11 +163,32 @@ func (c *conn) relayed(m *frame.Message) bool {
 // serverError is a JSON-RPC error object the server answered a call with.
 func serverError(raw json.RawMessage) error {
 	var e struct {
-		Code    int64  `json:"code"`
-		Message string `json:"message"`
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	if frame.Unmarshal(raw, &e) != nil {
 		return fmt.Errorf("the server answered with a malformed error: %s", raw)
 	}
+	if e.Code == CodeURLElicitationRequired {
+		return &URLElicitationError{Message: e.Message, Data: e.Data}
+	}
 	return fmt.Errorf("the server answered with an error: %s (code %d)", e.Message, e.Code)
+}
+
+// CodeURLElicitationRequired is the JSON-RPC error a server answers a call
+// with when the user must first open a page (URL-mode elicitation).
+const CodeURLElicitationRequired = -32042
+
+// URLElicitationError is a server's answer to a call that the user must
+// open a page first (its data names the pages): the workbench passes it to
+// the host as the server sent it, whose client shows the pages and may
+// call again.
+type URLElicitationError struct {
+	Message string
+	Data    json.RawMessage // as the server sent it
+}
+
+func (e *URLElicitationError) Error() string {
+	return "the server needs the user to open a page first: " + e.Message + " " + string(e.Data)
 }

@@ -15,7 +15,7 @@ import (
 func (f *fake) addAskTools() {
 	f.server.AddTool(&mcp.Tool{
 		Name:        "ask",
-		Description: "Asks the client: what is elicit (a form), url (a URL elicitation), sample, roots, or flood (N elicitations at once).",
+		Description: "Asks the client: what is elicit (a form), url (a URL elicitation), sample, roots, flood (N elicitations at once), or url_required (answers -32042).",
 		InputSchema: schema(`{"type":"object","properties":{"what":{"type":"string"},"n":{"type":"integer"},"message":{"type":"string"}},"required":["what"]}`),
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		f.record(CallsFile, "ask")
@@ -45,6 +45,9 @@ func (f *fake) addAskTools() {
 			out, err = ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "say hi"}}}})
 		case "roots":
 			out, err = ss.ListRoots(ctx, nil)
+		case "url_required":
+			// The call needs a page opened first (-32042).
+			return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", Message: "Pay first", URL: "https://example.com/pay?order=7", ElicitationID: "pay-7"}})
 		case "flood":
 			var mu sync.Mutex
 			var wg sync.WaitGroup

@@ -541,6 +541,16 @@ func AppendError(dst, id []byte, code int, msg string) []byte {
 	return append(dst, "}}\n"...)
 }
 
+// AppendErrorObject appends an error response frame for id whose error is
+// obj, a JSON-RPC error object copied as it is.
+func AppendErrorObject(dst, id, obj []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"error":`...)
+	dst = append(dst, obj...)
+	return append(dst, "}\n"...)
+}
+
 // AppendNotification appends a notification frame; params is a JSON object.
 func AppendNotification(dst []byte, method string, params []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","method":`...)

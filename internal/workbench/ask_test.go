@@ -258,3 +258,38 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+// TestURLElicitationRequiredPassesThrough: a server's -32042 answer to a
+// call reaches a 2025 host as the JSON-RPC error it is (the pages as the
+// server named them, the message naming toolbox and server), and the call
+// command's path as a tool error.
+func TestURLElicitationRequiredPassesThrough(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a", fakeserver.EnvAsk, "1")), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := e.newWorkbench(cfg)
+	h := e.lineHost(wb, "2025-11-25")
+	h.send(useLine("1", "a", "ask", `{"what":"url_required"}`, ""))
+	r := decodeResponse(t, h.response("1"))
+	if r.Error == nil || r.Error.Code != -32042 || !strings.HasPrefix(r.Error.Message, "[dev/a] ") {
+		t.Fatalf("want the -32042 error naming the server, got %+v %s", r.Error, r.Result)
+	}
+	var full struct {
+		Error struct {
+			Data struct {
+				Elicitations []struct{ URL, ElicitationID string } `json:"elicitations"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	h.send(useLine("2", "a", "ask", `{"what":"url_required"}`, ""))
+	if err := json.Unmarshal(h.response("2"), &full); err != nil || len(full.Error.Data.Elicitations) != 1 ||
+		full.Error.Data.Elicitations[0].URL != "https://example.com/pay?order=7" || full.Error.Data.Elicitations[0].ElicitationID != "pay-7" {
+		t.Errorf("the pages did not pass as the server sent them: %+v (%v)", full, err)
+	}
+	res := wb.Use(context.Background(), "dev", "a", "ask", json.RawMessage(`{"what":"url_required"}`), nil)
+	if text, isErr := resultText(t, res); !isErr || !strings.Contains(text, "open a page first") || !strings.Contains(text, "https://example.com/pay?order=7") {
+		t.Errorf("Use: %s", res)
+	}
+}

@@ -309,9 +309,14 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 			delete(c.calls, key)
 		}
 		c.mu.Unlock()
-		if live {
-			_ = c.write(frame.AppendResponse(nil, id, env.wrap(result, c.w)))
+		if !live {
+			return
 		}
+		if e, ok := errorAnswer(result); ok {
+			_ = c.write(frame.AppendErrorObject(nil, id, e))
+			return
+		}
+		_ = c.write(frame.AppendResponse(nil, id, env.wrap(result, c.w)))
 	}
 	var cancel func()
 	var state string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
@@ -52,6 +53,14 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 	cancel := w.use(ref, args, progress, nil, func(res json.RawMessage) { ch <- res })
 	select {
 	case res := <-ch:
+		if e, ok := errorAnswer(res); ok {
+			var we struct {
+				Message string          `json:"message"`
+				Data    json.RawMessage `json:"data"`
+			}
+			_ = json.Unmarshal(e, &we)
+			return ref.failed(fmt.Errorf("the server needs the user to open a page first: %s %s", we.Message, we.Data))
+		}
 		return res
 	case <-ctx.Done():
 		cancel()
@@ -112,6 +121,10 @@ func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) 
 	if err == nil {
 		return res
 	}
+	var urlErr *downstream.URLElicitationError
+	if errors.As(err, &urlErr) {
+		return urlElicitationAnswer(ref, urlErr)
+	}
 	var refused *downstream.RefusedError
 	if errors.As(err, &refused) {
 		if s.ChangedSinceShown() && !refused.SaysChanged {
@@ -121,6 +134,35 @@ func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) 
 		return ref.refused(refused.Reason)
 	}
 	return ref.failed(err)
+}
+
+// A use_tool call usually answers with a result object; a server's
+// "URL elicitation required" error (-32042) goes to the host as the
+// JSON-RPC error it is, so that its client shows the pages. Such an answer
+// is the error object behind a '!' (no result object starts with one):
+// the host's connection writes it as an error response, and Use turns it
+// into a tool error.
+const errorAnswerMark = '!'
+
+func urlElicitationAnswer(ref toolRef, e *downstream.URLElicitationError) json.RawMessage {
+	b := []byte{errorAnswerMark}
+	b = append(b, `{"code":`...)
+	b = strconv.AppendInt(b, downstream.CodeURLElicitationRequired, 10)
+	b = append(b, `,"message":`...)
+	b = frame.AppendString(b, fmt.Sprintf("[%s/%s] %s", ref.Toolbox, ref.Server, e.Message))
+	if len(e.Data) > 0 {
+		b = append(b, `,"data":`...)
+		b = append(b, e.Data...)
+	}
+	return append(b, '}')
+}
+
+// errorAnswer returns the JSON-RPC error object of an answer that is one.
+func errorAnswer(answer json.RawMessage) (json.RawMessage, bool) {
+	if len(answer) > 0 && answer[0] == errorAnswerMark {
+		return answer[1:], true
+	}
+	return nil, false
 }
 
 // refused is a call the workbench turned down without calling the server.
