@@ -293,3 +293,81 @@ func TestURLElicitationRequiredPassesThrough(t *testing.T) {
 		t.Errorf("Use: %s", res)
 	}
 }
+
+// TestHostErrorsAndCancellationsMapBothWays: a 2025 host answers a
+// server's elicitation with an error, which the server gets; then the host
+// cancels a use_tool call whose server waits for the host, and the
+// workbench cancels its own request to the host.
+func TestHostErrorsAndCancellationsMapBothWays(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a", fakeserver.EnvAsk, "1")), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.lineHostWith(e.newWorkbench(cfg), "2025-11-25", `{"elicitation":{"form":{}}}`)
+	// The workbench's own request to the host, as the host reads it.
+	nextRequest := func(method string) (id json.RawMessage, params json.RawMessage) {
+		for {
+			select {
+			case line := <-h.other:
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				}
+				_ = json.Unmarshal(line, &m)
+				if m.Method == method {
+					return m.ID, m.Params
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("no %s from the workbench", method)
+			}
+		}
+	}
+	h.send(useLine("1", "a", "ask", `{"what":"elicit"}`, ""))
+	id, params := nextRequest("elicitation/create")
+	if !strings.Contains(string(params), `"message":"[dev/a] Your name?"`) {
+		t.Errorf("elicitation params: %s", params)
+	}
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32001,"message":"the user closed the dialog"}}`, id))
+	got, isErr := resultText(t, decodeResponse(t, h.response("1")).Result)
+	if !isErr || !strings.Contains(got, "the user closed the dialog") {
+		t.Errorf("the host's error did not reach the server: %s (error %v)", got, isErr)
+	}
+
+	h.send(useLine("2", "a", "ask", `{"what":"elicit"}`, ""))
+	id, _ = nextRequest("elicitation/create")
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`)
+	_, params = nextRequest("notifications/cancelled")
+	var c struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &c) != nil || string(c.RequestID) != string(id) {
+		t.Errorf("cancelled %s; want the elicitation's id %s", params, id)
+	}
+	if h.hasResponse("2") {
+		t.Error("the cancelled call got a response")
+	}
+}
+
+// TestA2026HostOutsideACall: a host on 2026-07-28 cannot be asked outside a
+// call: roots/list gets the session's folder, anything else is refused.
+func TestA2026HostOutsideACall(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, fake("a")), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wb := e.newWorkbench(cfg)
+	wb.cwd = "/work/the project"
+	h := e.lineHost(wb, "2025-11-25")
+	h.send(useLine("1", "a", "echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{},"elicitation":{}}}`))
+	h.response("1")
+	got, err := wb.Ask(context.Background(), "roots/list", nil)
+	if err != nil || string(got) != `{"roots":[{"name":"the project","uri":"file:///work/the%20project"}]}` {
+		t.Errorf("roots outside a call: %s, %v; want the session's folder", got, err)
+	}
+	if _, err := wb.Ask(context.Background(), "elicitation/create", json.RawMessage(`{"message":"hi"}`)); err == nil || !strings.Contains(err.Error(), "only during a call") {
+		t.Errorf("elicitation outside a call: %v; want it refused", err)
+	}
+}

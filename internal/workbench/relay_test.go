@@ -32,6 +32,11 @@ type lineHost struct {
 
 // lineHost serves wb to a lineHost that has initialized a session.
 func (e *env) lineHost(wb *Workbench, protocol string) *lineHost {
+	return e.lineHostWith(wb, protocol, "{}")
+}
+
+// lineHostWith is lineHost for a host that declares caps (a JSON object).
+func (e *env) lineHostWith(wb *Workbench, protocol, caps string) *lineHost {
 	t := e.t
 	hostR, wbW := io.Pipe()
 	wbR, hostW := io.Pipe()
@@ -75,7 +80,7 @@ func (e *env) lineHost(wb *Workbench, protocol string) *lineHost {
 		wbW.Close()
 		<-done
 	})
-	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"line-host","version":"1"}}}`, protocol))
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"line-host","version":"1"}}}`, protocol, caps))
 	h.response("0")
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return h
