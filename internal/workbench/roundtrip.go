@@ -83,7 +83,7 @@ type heldAsk struct {
 // holdCall makes the held-call machinery for a use_tool call of a
 // 2026-07-28 host: ask is the call's downstream.AskFunc, finish its reply.
 func (c *hostConn) holdCall(ref toolRef, reply func(json.RawMessage)) *heldCall {
-	return &heldCall{ref: ref, hc: c, reply: reply, asks: map[string]*heldAsk{}}
+	return &heldCall{ref: ref, hc: c, reply: reply} // asks made when one comes: most calls never ask
 }
 
 // ask is the call's downstream.AskFunc: the server's request goes to the
@@ -97,6 +97,9 @@ func (h *heldCall) ask(ctx context.Context, method string, params json.RawMessag
 	if h.round == 0 && len(h.asks) == 0 && !h.hc.registerHeld(h) {
 		h.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the host has %d calls waiting for its answers already", maxHeld)}
+	}
+	if h.asks == nil {
+		h.asks = map[string]*heldAsk{}
 	}
 	h.seq++
 	key := "r" + strconv.Itoa(h.seq)
