@@ -94,7 +94,7 @@ func (h *heldCall) ask(ctx context.Context, method string, params json.RawMessag
 		h.mu.Unlock()
 		return nil, errors.New("the call ended")
 	}
-	if h.round == 0 && len(h.asks) == 0 && !h.hc.registerHeld(h) {
+	if h.id == "" && !h.hc.registerHeld(h) { // its first request of the host
 		h.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the host has %d calls waiting for its answers already", maxHeld)}
 	}
