@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
 // DefaultPath is the file used when neither --config nor WORKBENCH_CONFIG is given.
@@ -79,6 +81,13 @@ type Config struct {
 	// SharedGrace is how long the shared workbench stays after its last
 	// session left ("sharedGraceMs").
 	SharedGrace time.Duration
+	// Permissions are the top-level "permissions" (nil: none); a toolbox
+	// and a server may have their own (see internal/permissions).
+	Permissions *permissions.Rules
+	// AnyPermissions is set when some level of the file has
+	// "permissions": without, every call is allowed and use_tool looks at
+	// no rule.
+	AnyPermissions bool
 	// Warnings are problems that do not stop the workbench, such as
 	// unknown keys (hosts add their own), each naming its JSON path.
 	Warnings []string
@@ -90,6 +99,8 @@ type Toolbox struct {
 	Description string
 	// Servers in file order, disabled ones included.
 	Servers []*Server
+	// Permissions are the toolbox's "permissions"; nil: none.
+	Permissions *permissions.Rules
 }
 
 // The values of "toolChanges".
@@ -182,6 +193,11 @@ type Server struct {
 	// OptedOut is set when the server or its toolbox says "shared": false
 	// (see [Config.ShareAll]).
 	OptedOut bool
+
+	// Permissions are the server's own "permissions"; nil: none. They are
+	// no part of the server's identity ([SameServer]): a change of them
+	// applies to the next call without restarting the server.
+	Permissions *permissions.Rules
 }
 
 // AuthorizationHeader reports whether the server's headers set

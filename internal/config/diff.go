@@ -143,6 +143,7 @@ func SameServer(a, b *Server) bool {
 	for _, s := range []*Server{&ca, &cb} {
 		// How the file writes a value is no part of the server.
 		s.Shown, s.ShownFilters = "", nil
+		s.Permissions = nil // applied per call, from the configuration in force
 		v := reflect.ValueOf(s).Elem()
 		for i := range v.NumField() {
 			if f := v.Field(i); f.Kind() == reflect.Map && f.Len() == 0 && f.CanSet() {

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
 // diffBase is the configuration the Diff tests change.
@@ -195,6 +197,9 @@ func TestSameServerEveryField(t *testing.T) {
 		if f.Name == "Shown" || f.Name == "ShownFilters" {
 			continue // how the file writes a value, for messages: below
 		}
+		if f.Name == "Permissions" {
+			continue // applied per call, no part of the server: below
+		}
 		switch v.Kind() {
 		case reflect.String:
 			v.SetString(v.String() + "x")
@@ -231,6 +236,11 @@ func TestSameServerEveryField(t *testing.T) {
 	a.ToolFilters, b.ToolFilters = nil, []string{}
 	if SameServer(a, b) {
 		t.Error("toolFilters [] (no tool) is the same as none (every tool)")
+	}
+	a, b = base(), base()
+	a.Permissions = &permissions.Rules{Default: permissions.Deny}
+	if !SameServer(a, b) {
+		t.Error("servers that differ only in their permissions differ: a change of rules would restart the server")
 	}
 	if !SameServer(nil, nil) || SameServer(base(), nil) || SameServer(nil, base()) {
 		t.Error("nil servers")

@@ -31,6 +31,8 @@ type schemaInfo struct {
 	toolbox  map[string]string
 	server   map[string]string
 	oauth    map[string]string
+	// permissions are the keys of a "permissions" object.
+	permissions map[string]string
 }
 
 var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
@@ -68,11 +70,12 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 		return out
 	}
 	return &schemaInfo{
-		compiled: compiled,
-		top:      describe(raw.object),
-		toolbox:  describe(raw.Defs["toolbox"]),
-		server:   describe(raw.Defs["server"]),
-		oauth:    describe(raw.Defs["oauth"]),
+		compiled:    compiled,
+		top:         describe(raw.object),
+		toolbox:     describe(raw.Defs["toolbox"]),
+		server:      describe(raw.Defs["server"]),
+		oauth:       describe(raw.Defs["oauth"]),
+		permissions: describe(raw.Defs["permissions"]),
 	}, nil
 })
 

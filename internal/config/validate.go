@@ -24,6 +24,8 @@ type validator struct {
 	// problem (see [LoadUnsetAsWarnings]).
 	unsetWarns bool
 	topShared  bool // the top-level "shared", for warnings
+	// anyPermissions is set when some level has a "permissions" object.
+	anyPermissions bool
 }
 
 // expandAt is [expandVars] of s, found at path p. With unsetWarns an unset
@@ -205,6 +207,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 		maxTools:     DefaultMaxTools,
 		maxToolBytes: DefaultMaxToolListBytes,
 	})
+	cfg.Permissions = v.permissions(root.get("permissions"), "permissions", true, info)
 	cfg.Shared = boolean(root.get("shared"), false)
 	def.shared, v.topShared = cfg.Shared, cfg.Shared
 	tbs := root.get("toolboxes")
@@ -217,6 +220,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 			cfg.Toolboxes = append(cfg.Toolboxes, tb)
 		}
 	}
+	cfg.AnyPermissions = v.anyPermissions
 	return cfg
 }
 
@@ -226,6 +230,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 	}
 	v.checkUnknown(n, p, info.toolbox, "toolbox")
 	tb := &Toolbox{Name: name, Description: str(n.get("description"))}
+	tb.Permissions = v.permissions(n.get("permissions"), JoinPath(p, "permissions"), true, info)
 	if isTODO(tb.Description) {
 		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
 	}
@@ -278,6 +283,7 @@ func (v *validator) server(name string, n *node, p string, def limits, info *sch
 		MaxToolListBytes:  lim.maxToolBytes,
 		Shared:            v.shared(n, p, def.shared, "its toolbox"),
 		OptedOut:          def.optedOut || saysNotShared(n),
+		Permissions:       v.permissions(n.get("permissions"), JoinPath(p, "permissions"), false, info),
 	}
 	// Below, each check runs only where the schema found nothing wrong, so
 	// that no problem is reported twice.
