@@ -73,7 +73,8 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 		reply(ref.refused(reason))
 		return func() {}
 	}
-	tb := w.state.Load().byName[ref.Toolbox]
+	st := w.state.Load()
+	tb := st.byName[ref.Toolbox]
 	if tb == nil {
 		return refuse(w.toolboxNotFound(ref.Toolbox))
 	}
@@ -85,6 +86,16 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 		}
 		return refuse(fmt.Sprintf("toolbox '%s' has no server '%s'. Its servers: %s", ref.Toolbox, ref.Server, strings.Join(names, ", ")))
 	}
+	if st.cfg.AnyPermissions {
+		if pol := policyFor(st.cfg, ref); !pol.Empty() {
+			return w.guarded(pol, tb, s, ref, args, progress, ask, reply)
+		}
+	}
+	return w.call(tb, s, ref, args, progress, ask, reply)
+}
+
+// call makes the call of a tool that may be called.
+func (w *Workbench) call(tb *toolbox, s *downstream.Server, ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	done := func(res json.RawMessage, err error) { reply(ref.result(res, err, s)) }
 	if tb.opened.Load() {
 		return s.StartAsking(ref.Tool, args, progress, ask, done)

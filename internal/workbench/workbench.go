@@ -92,6 +92,10 @@ type Workbench struct {
 	// session's folder, their roots when the host cannot be asked.
 	host atomic.Pointer[hostConn]
 	cwd  string
+
+	// allowed are the tools the user allowed for the rest of this host
+	// session (permissions.go).
+	allowed allowances
 }
 
 // state is one configuration's toolboxes. It is never changed once
