@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
+)
+
+const hookUsage = `Usage: mcp-workbench hook claude-code [--config PATH]
+
+Claude Code's PreToolUse hook for the workbench's use_tool: reads the hook's
+JSON on stdin, applies the configuration's permission rules to the tool
+that use_tool calls (toolbox, server, tool), and answers allow, ask or deny
+in the hook's format, so that Claude Code's own permission prompt names
+the inner tool. Install it in Claude Code's settings (~/.claude/settings.json
+or .claude/settings.json), with the workbench's name in mcpServers in place
+of "workbench":
+
+  "hooks": {"PreToolUse": [{"matcher": "mcp__workbench__use_tool",
+    "hooks": [{"type": "command", "command": "mcp-workbench hook claude-code --config /path/to/workbench-config.json"}]}]}
+
+A decision that depends on a tool's annotations reads them from the tool
+catalog (what the servers listed before); without them, the strictest
+decision they could lead to applies. Input that is not Claude Code's
+PreToolUse shape, or a configuration that does not load, blocks the call
+(exit status 2, the reason on stderr).
+` + globalFlagsHelp
+
+// maxHookInput bounds the hook's stdin: a tool call's input.
+const maxHookInput = 16 << 20
+
+// hookInput is the part of Claude Code's PreToolUse input the hook reads.
+type hookInput struct {
+	HookEventName *string         `json:"hook_event_name"`
+	ToolName      *string         `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+}
+
+// hookOutput is Claude Code's PreToolUse decision.
+type hookOutput struct {
+	HookSpecificOutput struct {
+		HookEventName            string `json:"hookEventName"`
+		PermissionDecision       string `json:"permissionDecision"`
+		PermissionDecisionReason string `json:"permissionDecisionReason"`
+	} `json:"hookSpecificOutput"`
+}
+
+// runHook answers one PreToolUse hook of Claude Code.
+func runHook(_ context.Context, e *env, args []string) error {
+	var opts globalOptions
+	fs := e.flagSet("hook", &opts)
+	positional, err := parse(fs, args)
+	if err != nil {
+		return e.usageError("hook", err)
+	}
+	if len(positional) != 1 || positional[0] != "claude-code" {
+		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code"))
+	}
+	block := func(format string, a ...any) error {
+		fmt.Fprintf(e.stderr, "mcp-workbench hook: "+format+"\n", a...)
+		return &exitError{code: 2}
+	}
+	data, err := io.ReadAll(io.LimitReader(e.stdin, maxHookInput+1))
+	if err != nil {
+		return block("reading the hook's input: %v", err)
+	}
+	if len(data) > maxHookInput {
+		return block("the hook's input is longer than %d MiB; the call is blocked", maxHookInput>>20)
+	}
+	var in hookInput
+	if err := json.Unmarshal(data, &in); err != nil || in.HookEventName == nil || in.ToolName == nil {
+		return block("the input is not Claude Code's PreToolUse hook input (a JSON object with hook_event_name, tool_name and tool_input); the call is blocked")
+	}
+	if *in.HookEventName != "PreToolUse" {
+		return block("the hook runs for PreToolUse, not %q: install it under \"PreToolUse\" in Claude Code's settings; the call is blocked", *in.HookEventName)
+	}
+	if !isUseTool(*in.ToolName) {
+		return nil // not the workbench's: no decision, Claude Code's own rules apply
+	}
+	var ti struct {
+		Tool struct {
+			Toolbox, Server, Tool string
+		} `json:"tool"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(in.ToolInput, &ti) != nil || ti.Tool.Toolbox == "" || ti.Tool.Server == "" || ti.Tool.Tool == "" {
+		// The workbench refuses such a call itself, with its own words.
+		return nil
+	}
+	path := config.ResolvePath(opts.configPath, os.LookupEnv)
+	cfg, err := config.Load(path)
+	if err != nil {
+		return block("%v; the call is blocked until the configuration loads", err)
+	}
+	ref := ti.Tool
+	out := hookOutput{}
+	out.HookSpecificOutput.HookEventName = "PreToolUse"
+	tc := cfg.Toolbox(ref.Toolbox)
+	var sc *config.Server
+	if tc != nil {
+		sc = tc.Server(ref.Server)
+	}
+	if sc == nil {
+		return nil // the workbench says what is wrong
+	}
+	pol := permissions.Policy{Top: cfg.Permissions, Toolbox: tc.Permissions, Server: sc.Permissions}
+	v := pol.Decide(ref.Server, ref.Tool, hookHints(pol, sc, ref.Server, ref.Tool))
+	names := fmt.Sprintf("tool '%s' of server '%s' (toolbox '%s')", ref.Tool, ref.Server, ref.Toolbox)
+	out.HookSpecificOutput.PermissionDecision = v.Decision.String()
+	switch v.Decision {
+	case permissions.Deny:
+		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration denies %s: %s.", names, v.By)
+	case permissions.Ask:
+		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("Run %s? The workbench configuration asks: %s.", names, v.By)
+	default:
+		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration allows %s: %s.", names, v.By)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
+	return err
+}
+
+// isUseTool reports whether Claude Code's name of a tool is a workbench's
+// use_tool: mcp__<server>__use_tool, whatever the workbench is called.
+func isUseTool(name string) bool {
+	return strings.HasPrefix(name, "mcp__") && strings.HasSuffix(name, "__use_tool")
+}
+
+// hookHints returns the annotations of the tool from the catalog, when
+// the decision may depend on them; nil when it does not or they are not
+// known.
+func hookHints(pol permissions.Policy, sc *config.Server, server, tool string) *permissions.Hints {
+	if !pol.NeedsHints(server, tool) {
+		return nil
+	}
+	dir, err := catalog.DefaultDir()
+	if err != nil {
+		return nil
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		return nil
+	}
+	entry, ok, _ := cat.Get(catalog.Key(sc, downstream.ProtocolVersion))
+	if !ok {
+		return nil
+	}
+	for _, raw := range entry.Tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == tool {
+			h := permissions.HintsOf(raw)
+			return &h
+		}
+	}
+	return nil
+}

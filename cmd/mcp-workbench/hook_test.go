@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/hook")
+
+// TestHookClaudeCode feeds the hook Claude Code's documented PreToolUse
+// input for use_tool (testdata/hook/*.input.json) and compares its exit
+// status, stdout and stderr with the golden files beside them. The
+// github server's tools are in the catalog (one destructive, one
+// read-only); the wiki server's are not.
+func TestHookClaudeCode(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	cfgPath, err := filepath.Abs(filepath.Join("testdata", "hook", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := catalog.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"merge_pull_request","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`),
+		json.RawMessage(`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`),
+	}
+	if err := cat.Put(catalog.Key(cfg.Toolbox("code").Server("github"), downstream.ProtocolVersion), tools, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	inputs, _ := filepath.Glob(filepath.Join("testdata", "hook", "*.input.json"))
+	if len(inputs) < 10 {
+		t.Fatalf("only %d inputs", len(inputs))
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".input.json")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runCmd(t, string(data), "hook", "claude-code", "--config", cfgPath)
+			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, stdout, strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
+			file := filepath.Join("testdata", "hook", name+".golden")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+			if stdout != "" && !json.Valid([]byte(stdout)) {
+				t.Errorf("stdout is not JSON: %s", stdout)
+			}
+		})
+	}
+}
+
+// TestHookBadConfig: a configuration that does not load blocks the call.
+func TestHookBadConfig(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"toolboxes": {}, "permissions": {"tools": {"x/y": "perhaps"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := os.ReadFile(filepath.Join("testdata", "hook", "deny-by-rule.input.json"))
+	code, stdout, stderr := runCmd(t, string(in), "hook", "claude-code", "--config", bad)
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "permissions.tools.x/y") || !strings.Contains(stderr, "blocked") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the configuration's problem", code, stdout, stderr)
+	}
+}
