@@ -151,6 +151,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 					}
 				}
 				pinLines(stdout, cfg.Path, s, o.tools)
+				permissionLines(stdout, cfg, name, s, o.tools)
 			default:
 				failed++
 				reason := "not started"
@@ -169,6 +170,13 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			}
 		}
 	}
+	listed := map[config.ServerID]*downstream.ToolSet{}
+	for s, o := range results {
+		if o.err == nil {
+			listed[config.ServerID{Toolbox: s.Toolbox, Server: s.Name}] = o.tools
+		}
+	}
+	unmatchedRules(stdout, cfg, listed)
 	defs, _ := json.Marshal(wb.Tools())
 	fmt.Fprintf(stdout, "\nBefore any toolbox is opened, a host sees the workbench's two tools: %d bytes (≈ %d tokens).\n", len(defs), tokens(len(defs)))
 	if failed > 0 {
