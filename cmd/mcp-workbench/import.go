@@ -218,6 +218,25 @@ Next:
 	fmt.Fprintf(stdout, ", for every project:\n       claude mcp add-json --scope user workbench %s\n"+
 		"     (\"alwaysLoad\": true keeps its two tools loaded rather than deferred behind Claude Code's tool search)\n",
 		config.ShellQuote(entry))
+	fmt.Fprintf(stdout, "  3. To have Claude Code's own permission prompt name the tool behind each use_tool call,\n"+
+		"     by the \"permissions\" rules of %s, add its hook to ~/.claude/settings.json:\n\n%s\n",
+		outAbs, hookSettings(exe, outAbs))
+}
+
+// hookSettings is the entry of Claude Code's settings that installs the
+// workbench's PreToolUse hook (hook.go) for the workbench named
+// "workbench" in its mcpServers.
+func hookSettings(exe, configPath string) string {
+	cmd := config.ShellQuote(exe) + " hook claude-code --config " + config.ShellQuote(configPath)
+	return fmt.Sprintf(`{
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "mcp__workbench__use_tool",
+       "hooks": [{"type": "command", "command": %s}]}
+    ]
+  }
+}
+`, frame.Quote(cmd))
 }
 
 // place is where in a host configuration some imported servers are.

@@ -220,7 +220,7 @@ func TestImportHostConfigs(t *testing.T) {
 				claudeCmd := `claude mcp add-json --scope user workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
 				entry := []string{`"args": ["--config", "` + abs + `"]`, `"command": "` + exe + `"`}
 				if tc.claudeCode {
-					wants = append(wants, claudeCmd)
+					wants = append(wants, claudeCmd, `"matcher": "mcp__workbench__use_tool"`, `"command": "`+exe+` hook claude-code --config `+abs+`"`)
 					if strings.Contains(stdout, `"mcpServers": {`) {
 						t.Errorf("stdout gives Claude Code another host's entry:\n%s", stdout)
 					}
