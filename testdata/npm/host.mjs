@@ -5,7 +5,9 @@
 //   {"call": "<tool>", "arguments": {}} → the tools/call result
 // With HOST_ROOT set, the host declares elicitation, sampling and roots and
 // answers them: a form with {"name": "Ada"}, a sampled message from
-// "ts-host-model", and HOST_ROOT as its one root.
+// "ts-host-model", and HOST_ROOT as its one root. HOST_ELICIT, a JSON array
+// of elicitation results, answers the forms in turn instead (the last one
+// again once they run out).
 // Usage: HOST_STEPS='[...]' node host.mjs COMMAND [ARGS...]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -14,12 +16,16 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema
 const [command, ...args] = process.argv.slice(2);
 const steps = JSON.parse(process.env.HOST_STEPS ?? "[]");
 const root = process.env.HOST_ROOT;
+const answers = JSON.parse(process.env.HOST_ELICIT ?? "[]");
 const transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
 const client = new Client({ name: "test-host", version: "1.0.0" },
   root ? { capabilities: { elicitation: { form: {} }, sampling: {}, roots: { listChanged: true } } } : {});
 if (root) {
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     console.error(`host: elicitation: ${req.params.message}`);
+    if (answers.length > 0) {
+      return answers.length > 1 ? answers.shift() : answers[0];
+    }
     return { action: "accept", content: { name: "Ada" } };
   });
   client.setRequestHandler(CreateMessageRequestSchema, async () =>

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+)
+
+// permissionConfig writes a configuration of one fake server offering
+// testdata/permission-tools.json, under annotation defaults (destructive:
+// ask, read-only: allow); state is its counters' folder.
+func permissionConfig(t *testing.T) (cfg, state string) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	tools, err := filepath.Abs(filepath.Join("testdata", "permission-tools.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state = t.TempDir()
+	cfg = writeConfig(t, map[string]any{
+		"permissions": map[string]any{"annotations": map[string]any{"destructiveHint": "ask", "readOnlyHint": "allow"}},
+		"toolboxes": map[string]any{"data": map[string]any{"description": "Data", "mcpServers": map[string]any{
+			"db": fakeServerEntry("db", fakeserver.EnvToolsFile, tools, fakeserver.EnvStateDir, state),
+		}}},
+	})
+	return cfg, state
+}
+
+func countCalls(state, tool string) int {
+	return len(slices.DeleteFunc(fakeserver.ReadLines(state, fakeserver.CallsFile), func(l string) bool { return l != tool }))
+}
+
+// TestPermissionsThroughTheTypeScriptHost: the official TypeScript client
+// as the host, answering the workbench's questions: a destructive tool
+// under the annotation default is asked about; a decline never calls the
+// server, an accept calls it once, "allow for this session" stops the
+// questions for that tool only.
+func TestPermissionsThroughTheTypeScriptHost(t *testing.T) {
+	cfg, state := permissionConfig(t)
+	t.Setenv("HOST_ROOT", "file:///tmp")
+	answers, _ := json.Marshal([]map[string]any{
+		{"action": "decline"},
+		{"action": "accept", "content": map[string]any{"allowForSession": false}},
+		{"action": "accept", "content": map[string]any{"allowForSession": true}},
+		{"action": "decline"}, // every question from here on
+	})
+	t.Setenv("HOST_ELICIT", string(answers))
+	step := func(tool string) map[string]any {
+		return map[string]any{"call": "use_tool", "arguments": use("data", "db", tool, map[string]any{"id": 1})}
+	}
+	out := tsHost(t, []map[string]any{
+		step("read_item"),   // allowed, not asked
+		step("delete_item"), // declined
+		step("delete_item"), // accepted once
+		step("delete_item"), // accepted for the session
+		step("delete_item"), // not asked: allowed for the session
+		step("drop_table"),  // asked, declined
+	}, "--config", cfg)
+	for i, want := range []struct {
+		err  bool
+		text string
+	}{{false, "read_item"}, {true, "the user declined"}, {false, "delete_item"}, {false, "delete_item"}, {false, "delete_item"}, {true, "the user declined"}} {
+		text, isErr := toolText(t, out[i])
+		if isErr != want.err || !strings.Contains(text, want.text) {
+			t.Errorf("step %d: %s (error %v); want %q (error %v)", i, text, isErr, want.text, want.err)
+		}
+	}
+	if got := countCalls(state, "delete_item"); got != 3 {
+		t.Errorf("the server got %d calls of delete_item, want 3 (the declined one never reached it)", got)
+	}
+	if got := countCalls(state, "drop_table"); got != 0 {
+		t.Errorf("the server got %d calls of drop_table, want 0", got)
+	}
+}
+
+// TestPermissionsTypeScriptHostWithoutForms: a host that declares no
+// elicitation gets an asked call refused, with what to do.
+func TestPermissionsTypeScriptHostWithoutForms(t *testing.T) {
+	cfg, state := permissionConfig(t)
+	out := tsHost(t, []map[string]any{{"call": "use_tool", "arguments": use("data", "db", "delete_item", nil)}}, "--config", cfg)
+	text, isErr := toolText(t, out[0])
+	if !isErr || !strings.Contains(text, "asks the user before this tool runs") || !strings.Contains(text, "does not support elicitation") || !strings.Contains(text, cfg) {
+		t.Errorf("%s (error %v); want the explanatory refusal", text, isErr)
+	}
+	if n := countCalls(state, "delete_item"); n != 0 {
+		t.Errorf("the server got %d calls", n)
+	}
+}
