@@ -16,7 +16,7 @@ func TestCheckPrintsPermissions(t *testing.T) {
 	a["permissions"] = map[string]any{"tools": map[string]any{"crash*": "deny", "nomatch_*": "deny"}}
 	cfg := writeConfig(t, map[string]any{
 		"permissions": map[string]any{"annotations": map[string]any{"destructiveHint": "ask", "readOnlyHint": "allow"}},
-		"toolboxes": map[string]any{"dev": map[string]any{"description": "Dev", "mcpServers": map[string]any{"a": a}}},
+		"toolboxes":   map[string]any{"dev": map[string]any{"description": "Dev", "mcpServers": map[string]any{"a": a}}},
 	})
 	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
 	if code != 0 {

@@ -93,7 +93,6 @@ func tokens(pattern string) ([]token, bool) {
 	return out, true
 }
 
-
 func (t token) matches(c rune) bool {
 	if t == "*" {
 		return c != '/'
