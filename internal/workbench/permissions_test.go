@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -294,5 +295,66 @@ func TestPermissionAnswerNotMatchingForm(t *testing.T) {
 	}
 	if !strings.Contains(got, `does not match its form (it has "name"`) {
 		t.Errorf("the refusal does not say what is wrong: %s", got)
+	}
+}
+
+// TestPermissionAllowanceIsPerSession: with a shared workbench, one
+// session's "allow for this session" is its own: another session of the
+// same shared server is still asked.
+func TestPermissionAllowanceIsPerSession(t *testing.T) {
+	e := newEnv(t)
+	text := `{"shared": true, "toolboxes": {"dev": {"description": "d", "mcpServers": {"a": ` + permFake(t, "a", `{"default": "ask"}`) + `}}}}`
+	p := e.newPool(downstream.Options{})
+	hosts := []*permHost{{}, {}}
+	var sessions []*mcp.ClientSession
+	for _, h := range hosts {
+		ct, ss := e.serveInMemory(e.pooled(p, e.config(text)))
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, h.options()).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cs.Close()
+			ss.Close()
+		})
+		sessions = append(sessions, cs)
+	}
+	hosts[0].set("accept", map[string]any{"allowForSession": true})
+	hosts[1].set("decline", nil)
+	for range 2 {
+		if got, isErr := call(t, sessions[0], "use_tool", use("dev", "a", "plain", nil)); isErr {
+			t.Fatalf("session 1: %s", got)
+		}
+	}
+	got, isErr := call(t, sessions[1], "use_tool", use("dev", "a", "plain", nil))
+	if !isErr || !strings.Contains(got, "declined") {
+		t.Errorf("session 2, after session 1 allowed the tool for its session: %s (error %v); want it asked and declined", got, isErr)
+	}
+	if a, b, c, s := len(hosts[0].asked()), len(hosts[1].asked()), e.calls("plain"), e.starts(); a != 1 || b != 1 || c != 2 || s != 1 {
+		t.Errorf("asked %d and %d times, %d calls, %d starts; want 1, 1, 2 calls of one shared server", a, b, c, s)
+	}
+}
+
+// TestPermissionReload: a reload that changes only the rules applies them
+// to the next call, and the server keeps running.
+func TestPermissionReload(t *testing.T) {
+	e := newEnv(t)
+	server := permFake(t, "a", "")
+	text := func(perms string) string {
+		return `{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": ` + strings.TrimSuffix(server, "}") + perms + `}}}}}`
+	}
+	wb, cs := e.workbench(text(""))
+	if got, isErr := call(t, cs, "use_tool", use("dev", "a", "plain", nil)); isErr {
+		t.Fatalf("before: %s", got)
+	}
+	ch := wb.Reload(e.config(text(`, "permissions": {"tools": {"plain": "deny"}}`)))
+	if len(ch.ServersChanged) != 0 {
+		t.Errorf("a change of rules changed servers: %+v", ch)
+	}
+	if got, isErr := call(t, cs, "use_tool", use("dev", "a", "plain", nil)); !isErr || !strings.Contains(got, "denies") {
+		t.Errorf("after the reload: %s (error %v); want denied", got, isErr)
+	}
+	if e.starts() != 1 || e.calls("plain") != 1 {
+		t.Errorf("%d starts, %d calls; want the server kept and not called again", e.starts(), e.calls("plain"))
 	}
 }
