@@ -8,10 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
@@ -51,6 +53,10 @@ type hookOutput struct {
 		HookEventName            string `json:"hookEventName"`
 		PermissionDecision       string `json:"permissionDecision"`
 		PermissionDecisionReason string `json:"permissionDecisionReason"`
+		// UpdatedInput is use_tool's input with the approval of this
+		// call (permissions.Approvals), for an asked call: approved in
+		// Claude Code's prompt, it is not asked again by the workbench.
+		UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
 	} `json:"hookSpecificOutput"`
 }
 
@@ -121,6 +127,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration denies %s: %s.", names, v.By)
 	case permissions.Ask:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("Run %s? The workbench configuration asks: %s.", names, v.By)
+		out.HookSpecificOutput.UpdatedInput = approvedInput(in.ToolInput, ref.Toolbox, ref.Server, ref.Tool, ti.Arguments)
 	default:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration allows %s: %s.", names, v.By)
 	}
@@ -167,4 +174,28 @@ func hookHints(pol permissions.Policy, sc *config.Server, server, tool string) *
 		}
 	}
 	return nil
+}
+
+// approvedInput returns use_tool's input with the approval of the call
+// added, or nil (no change) if none can be made: the workbench then asks
+// again itself.
+func approvedInput(input json.RawMessage, toolbox, server, tool string, args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(input, &obj) != nil || obj == nil {
+		return nil
+	}
+	keyPath, err := permissions.KeyPath()
+	if err != nil {
+		return nil
+	}
+	token, err := permissions.SignApproval(keyPath, toolbox, server, tool, args, time.Now())
+	if err != nil {
+		return nil
+	}
+	obj[permissions.ApprovalField] = json.RawMessage(frame.Quote(token))
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	return b
 }

@@ -6,13 +6,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
+
+var approvalToken = regexp.MustCompile(`wbh1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`)
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/hook")
 
@@ -62,6 +67,33 @@ func TestHookClaudeCode(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, stdout, stderr := runCmd(t, string(data), "hook", "claude-code", "--config", cfgPath)
+			// An asked call's approval is signed anew each time; it must
+			// check out for this call, once.
+			if token := approvalToken.FindString(stdout); token != "" {
+				var in struct {
+					ToolInput struct {
+						Tool      struct{ Toolbox, Server, Tool string }
+						Arguments json.RawMessage
+					} `json:"tool_input"`
+				}
+				_ = json.Unmarshal(data, &in)
+				keyPath, _ := permissions.KeyPath()
+				a := permissions.NewApprovals(keyPath)
+				ti := in.ToolInput
+				if ok, why := a.Take(token, ti.Tool.Toolbox, ti.Tool.Server, ti.Tool.Tool, ti.Arguments, time.Now()); !ok {
+					t.Errorf("the approval does not check out: %s", why)
+				}
+				if ok, _ := a.Take(token, ti.Tool.Toolbox, ti.Tool.Server, ti.Tool.Tool, ti.Arguments, time.Now()); ok {
+					t.Error("the approval checks out twice")
+				}
+				if ok, _ := permissions.NewApprovals(keyPath).Take(token, ti.Tool.Toolbox, ti.Tool.Server, ti.Tool.Tool, json.RawMessage(`{"repo":"other"}`), time.Now()); ok {
+					t.Error("the approval checks out for other arguments")
+				}
+				if info, err := os.Stat(keyPath); err != nil || info.Mode().Perm() != 0o600 {
+					t.Errorf("the approval key: %v, %v; want a 0600 file", info, err)
+				}
+				stdout = strings.ReplaceAll(stdout, token, "APPROVAL")
+			}
 			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, stdout, strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
 			file := filepath.Join("testdata", "hook", name+".golden")
 			if *update {

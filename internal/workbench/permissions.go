@@ -1,12 +1,14 @@
 package workbench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -71,7 +73,7 @@ func (w *Workbench) logDecision(ref toolRef, event string, d permissions.Decisio
 }
 
 // guarded serves a call under the permission rules pol.
-func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	v, known := pol.ByName(ref.Server, ref.Tool)
 	if !known {
 		t, err := s.Resolve(ref.Tool, args)
@@ -93,6 +95,8 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		case w.allowed.has(ref):
 			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
+			return w.call(tb, s, ref, args, progress, ask, reply)
+		case w.approvedByHook(ref, args, input):
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		}
 	}
@@ -125,8 +129,10 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 			case v.Decision != permissions.Ask:
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
-			case w.allowed.has(ref):
-				w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
+			case w.allowed.has(ref) || w.approvedByHook(ref, args, input):
+				if w.allowed.has(ref) {
+					w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
+				}
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
 			}
@@ -141,6 +147,32 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 		stop()
 		g.cancel()
 	}
+}
+
+// approvals checks the approvals of the host's own prompt (the Claude
+// Code hook), each good once in the process, whichever session it comes to.
+var approvals = permissions.NewApprovals("")
+
+// approvedByHook reports whether the call's use_tool input carries an
+// approval of Claude Code's prompt for this very call (see
+// permissions.Approvals); one that does not check out is logged and
+// ignored: the call is asked about as usual.
+func (w *Workbench) approvedByHook(ref toolRef, args, input json.RawMessage) bool {
+	if len(input) == 0 || !bytes.Contains(input, []byte(permissions.ApprovalField)) {
+		return false
+	}
+	var in map[string]json.RawMessage
+	var token string
+	if json.Unmarshal(input, &in) != nil || json.Unmarshal(in[permissions.ApprovalField], &token) != nil || token == "" {
+		return false
+	}
+	ok, why := approvals.Take(token, ref.Toolbox, ref.Server, ref.Tool, args, time.Now())
+	if !ok {
+		w.log.Warn("permission: the call carries an approval that does not count; asking as usual", "toolbox", ref.Toolbox, "server", ref.Server, "tool", ref.Tool, "why", why)
+		return false
+	}
+	w.logDecision(ref, "answer", permissions.Allow, "host", "approved in the host's own prompt (the hook)")
+	return true
 }
 
 // gated is the call an asked call becomes once allowed: cancel reaches it

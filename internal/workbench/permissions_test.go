@@ -2,6 +2,7 @@ package workbench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -356,5 +359,46 @@ func TestPermissionReload(t *testing.T) {
 	}
 	if e.starts() != 1 || e.calls("plain") != 1 {
 		t.Errorf("%d starts, %d calls; want the server kept and not called again", e.starts(), e.calls("plain"))
+	}
+}
+
+// TestPermissionHookApproval: a call that carries the hook's approval of
+// that very call (Claude Code's own prompt asked) is not asked again;
+// the same approval again, one for other arguments, and one that was not
+// signed with the key are ignored: those calls are asked about.
+func TestPermissionHookApproval(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	keyPath, err := permissions.KeyPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	host := &permHost{}
+	host.set("decline", nil)
+	_, cs := e.permSession(fmt.Sprintf(oneServer, permFake(t, "a", `{"tools": {"delete_item": "ask"}}`)), "2025-11-25", host.options())
+	args := map[string]any{"id": 3}
+	token, err := permissions.SignApproval(keyPath, "dev", "a", "delete_item", json.RawMessage(`{"id":3}`), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved := func(token string, args any) map[string]any {
+		in := use("dev", "a", "delete_item", args)
+		in[permissions.ApprovalField] = token
+		return in
+	}
+	if got, isErr := call(t, cs, "use_tool", approved(token, args)); isErr || len(host.asked()) != 0 || e.calls("delete_item") != 1 {
+		t.Fatalf("approved by the hook: %s (error %v), asked %d; want called without a question", got, isErr, len(host.asked()))
+	}
+	other, _ := permissions.SignApproval(keyPath, "dev", "a", "delete_item", json.RawMessage(`{"id":4}`), time.Now())
+	forged := "wbh1." + strings.SplitN(strings.TrimPrefix(token, "wbh1."), ".", 2)[0] + ".AAAA"
+	for i, tok := range []string{token, other, forged} {
+		if got, isErr := call(t, cs, "use_tool", approved(tok, args)); !isErr || !strings.Contains(got, "declined") || len(host.asked()) != i+1 {
+			t.Errorf("approval %d that does not count: %s (error %v), asked %d times", i, got, isErr, len(host.asked()))
+		}
+	}
+	if e.calls("delete_item") != 1 {
+		t.Errorf("%d calls, want 1", e.calls("delete_item"))
 	}
 }

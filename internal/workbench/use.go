@@ -39,7 +39,7 @@ func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressF
 		reply(ref.refused(err.Error()))
 		return func() {}
 	}
-	return w.use(ref, args, progress, ask, reply)
+	return w.useWith(ref, args, input, progress, ask, reply)
 }
 
 // Use is use_tool from Go: it calls tool of server in toolbox with args (a
@@ -69,6 +69,12 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 }
 
 func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	return w.useWith(ref, args, nil, progress, ask, reply)
+}
+
+// useWith is use of a call whose use_tool input was input (nil: none),
+// where a hook's approval may be (permissions.go).
+func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	refuse := func(reason string) func() {
 		reply(ref.refused(reason))
 		return func() {}
@@ -88,7 +94,7 @@ func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.P
 	}
 	if st.cfg.AnyPermissions {
 		if pol := policyFor(st.cfg, ref); !pol.Empty() {
-			return w.guarded(pol, tb, s, ref, args, progress, ask, reply)
+			return w.guarded(pol, tb, s, ref, args, input, progress, ask, reply)
 		}
 	}
 	return w.call(tb, s, ref, args, progress, ask, reply)
