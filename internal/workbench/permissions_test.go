@@ -402,3 +402,43 @@ func TestPermissionHookApproval(t *testing.T) {
 		t.Errorf("%d calls, want 1", e.calls("delete_item"))
 	}
 }
+
+// TestPermissionInputRequired: to a 2026-07-28 host the question is the
+// call's input_required, before the server is called; the retry with a
+// decline ends the call without calling it.
+func TestPermissionInputRequired(t *testing.T) {
+	e := newEnv(t)
+	cfg, err := parseConfig(fmt.Sprintf(oneServer, permFake(t, "a", `{"tools": {"delete_*": "ask"}}`)), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.lineHost(e.newWorkbench(cfg), "2025-11-25")
+	meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`
+	h.send(useLine("1", "a", "delete_item", `{"id":1}`, meta))
+	var first struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	r := decodeResponse(t, h.response("1"))
+	if err := json.Unmarshal(r.Result, &first); err != nil || first.ResultType != "input_required" || len(first.InputRequests) != 1 {
+		t.Fatalf("want input_required with the question, got %s", r.Result)
+	}
+	var key string
+	for k, v := range first.InputRequests {
+		key = k
+		for _, want := range []string{`"method":"elicitation/create"`, `allowForSession`, `'delete_item'`} {
+			if !strings.Contains(string(v), want) {
+				t.Errorf("input request %s lacks %s", v, want)
+			}
+		}
+	}
+	if e.calls("delete_item") != 0 {
+		t.Error("the server was called before the answer")
+	}
+	h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool":{"toolbox":"dev","server":"a","tool":"delete_item"},"arguments":{"id":1}},"_meta":%s,"inputResponses":{%q:{"action":"decline"}},"requestState":%q}}`,
+		meta, key, first.RequestState))
+	if got, isErr := resultText(t, decodeResponse(t, h.response("2")).Result); !isErr || !strings.Contains(got, "declined") || e.calls("delete_item") != 0 {
+		t.Errorf("declined retry: %s (error %v), %d calls", got, isErr, e.calls("delete_item"))
+	}
+}
