@@ -71,6 +71,9 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if len(positional) != 1 || positional[0] != "claude-code" {
 		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code"))
 	}
+	if _, _, err := e.logger("hook", opts); err != nil {
+		return err // a bad --log-level
+	}
 	block := func(format string, a ...any) error {
 		fmt.Fprintf(e.stderr, "mcp-workbench hook: "+format+"\n", a...)
 		return &exitError{code: 2}

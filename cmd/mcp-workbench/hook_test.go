@@ -128,3 +128,12 @@ func TestHookBadConfig(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and the configuration's problem", code, stdout, stderr)
 	}
 }
+
+// TestHookLogLevel: a bad --log-level is a usage error once the host is
+// named.
+func TestHookLogLevel(t *testing.T) {
+	code, stdout, stderr := runCmd(t, "", "hook", "claude-code", "--log-level", "loud")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, `unknown log level "loud"`) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
