@@ -31,28 +31,49 @@ import (
 
 const evalDir = "../../testdata/search"
 
-// The goals on the held-out sets, for the workbench's search at limit 5, are
-// recall@5 ≥ 0.80 and at most 12 KB returned on average. The test holds each
-// set's recall@5 to a floor just under what the ranking reaches (dev 0.893,
-// held-out 0.875 after tuning on both), so that a change that loses ground
-// fails. Held-out-2, written blind to the ranking and to the other sets,
-// was first run after all tuning, on 2026-11-24: recall@5 0.766 (plain
-// BM25 0.510), under the goal. Work after that run that looked at it
-// (intent from verbs, unknown words by prefix) brought it to 0.774; its
-// floor is just under that, and the goal is logged beside it.
+// The goals (issue 28), for the workbench's search at limit 5 on requests
+// it was never tuned on: recall@5 ≥ 0.90 overall, ≥ 0.70 on first-step
+// requests, ≥ 0.85 on paraphrases; recall@1 ≥ 0.70; at most 12 KB returned
+// on average. The test logs where a held-out set is short of them, and holds
+// each set to floors just under what the ranking reaches, so that a change
+// that loses ground fails. README ("Tool search") has the figures.
 const (
-	goalRecall5    = 0.80
-	heldOutRecall5 = 0.86
-	// heldOut2Recall5 is the floor of the second held-out set.
-	heldOut2Recall5 = 0.77
-	// heldOut3Recall5 is the floor of the third held-out set, written blind
-	// to the ranking and to the other three. Its first run, on 2026-11-24
-	// after all tuning: recall@5 0.812 (plain BM25 0.549), 10.4 KB returned
-	// on average. The floor is the goal.
-	heldOut3Recall5 = goalRecall5
-	goalAvgBytes    = 12 * 1024
-	devRecall5      = 0.88
+	goalRecall5  = 0.90
+	goalRecall1  = 0.70
+	goalAvgBytes = 12 * 1024
 )
+
+var goalKinds = map[string]float64{"first-step": 0.70, "paraphrase": 0.85}
+
+// ownSets are the request sets over the captured tools. Dev, held-out and
+// held-out-2 have been looked at while tuning; held-out-3 was written blind
+// and is never tuned on: only its figures are printed, never its misses.
+// Held-out-3's first run, on 2026-11-24: recall@5 0.812 (plain BM25 0.549).
+var ownSets = []struct {
+	name, file       string
+	optional, tuning bool
+	floor, floor1    float64
+	kindFloors       map[string]float64
+}{
+	{name: "dev", file: "queries-dev.json", tuning: true, floor: 0.88},
+	{name: "held-out", file: "queries-heldout.json", tuning: true, floor: 0.86},
+	{name: "held-out-2", file: "queries-heldout2.json", optional: true, tuning: true, floor: 0.77},
+	{name: "held-out-3", file: "queries-heldout3.json", optional: true, floor: 0.80},
+}
+
+// publicSets are published MCP tool-retrieval sets (testdata/search/public,
+// its README says where each comes from and under which license), each cut
+// in two halves by a hash of the request: "tune" may be looked at while
+// tuning, "held-out" never is.
+var publicSets = []struct {
+	name, tools, queries string
+	tuneFloor            float64
+	floor, floor1        float64
+	kindFloors           map[string]float64
+}{
+	{name: "azure", tools: "public/azure-tools.json", queries: "public/azure-queries.json", tuneFloor: 0, floor: 0},
+	{name: "mcpproxy", tools: "public/mcpproxy-tools.json", queries: "public/mcpproxy-queries.json", tuneFloor: 0, floor: 0},
+}
 
 type capturedServer struct {
 	Server       string            `json:"server"`
@@ -280,39 +301,37 @@ func evaluate(c evalCorpus, rank ranker, qs []evalQuery) evalResult {
 }
 
 func TestSearchEval(t *testing.T) {
-	c := loadCorpus(t)
-	sets := evalSets(t)
-	rankers := []struct {
-		name string
-		rank ranker
-	}{{"workbench", workbenchRanker(c)}, {"bm25", newBM25(c.docs).search}}
-
-	servers := map[string]bool{}
-	for _, d := range c.docs {
-		servers[d.Server] = true
-	}
+	runs := evalRuns(t)
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d tools of %d servers\n\n", len(c.docs), len(servers))
-	fmt.Fprintf(&out, "%-10s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
+	for _, c := range runs.corpora {
+		servers := map[string]bool{}
+		for _, d := range c.docs {
+			servers[d.Server] = true
+		}
+		fmt.Fprintf(&out, "%s: %d tools of %d servers (%s)\n", c.name, len(c.docs), len(servers), c.source)
+	}
+	fmt.Fprintf(&out, "\n%-18s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
 	results := map[string]evalResult{}
-	for _, s := range sets {
-		qs := loadQueries(t, s.file, c)
-		for _, rk := range rankers {
-			r := evaluate(c, rk.rank, qs)
+	for _, s := range runs.sets {
+		for _, rk := range []struct {
+			name string
+			rank ranker
+		}{{"workbench", s.corpus.workbench}, {"bm25", s.corpus.bm25}} {
+			r := evaluate(s.corpus.evalCorpus, rk.rank, s.queries)
 			results[s.name+"/"+rk.name] = r
-			fmt.Fprintf(&out, "%-10s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
+			fmt.Fprintf(&out, "%-18s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
 		}
 	}
 	fmt.Fprintf(&out, "\nrecall@5 per kind\n")
-	for _, s := range sets {
-		for _, rk := range rankers {
-			r := results[s.name+"/"+rk.name]
+	for _, s := range runs.sets {
+		for _, rk := range []string{"workbench", "bm25"} {
+			r := results[s.name+"/"+rk]
 			kinds := make([]string, 0, len(r.kinds))
 			for k := range r.kinds {
 				kinds = append(kinds, k)
 			}
 			sort.Strings(kinds)
-			fmt.Fprintf(&out, "%-10s %-10s", s.name, rk.name)
+			fmt.Fprintf(&out, "%-18s %-10s", s.name, rk)
 			for _, k := range kinds {
 				v := r.kinds[k]
 				fmt.Fprintf(&out, "  %s %.3f (%d)", k, float64(v[0])/float64(v[1]), v[1])
@@ -321,9 +340,9 @@ func TestSearchEval(t *testing.T) {
 		}
 	}
 	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
-		// Never the misses of held-out-2: its requests stay unseen.
-		for _, s := range sets {
-			if s.name == "held-out-2" || s.name == "held-out-3" {
+		// Never the misses of a held-out set: its requests stay unseen.
+		for _, s := range runs.sets {
+			if !s.tuning {
 				continue
 			}
 			fmt.Fprintf(&out, "\n%s misses of the workbench's search\n", s.name)
@@ -334,19 +353,21 @@ func TestSearchEval(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 
-	if r := results["dev/workbench"]; r.recall5() < devRecall5 {
-		t.Errorf("dev recall@5 %.3f is below its floor %.2f", r.recall5(), devRecall5)
-	}
-	for _, s := range sets {
-		if s.floor == 0 {
-			continue
-		}
+	for _, s := range runs.sets {
 		r := results[s.name+"/workbench"]
-		if r.recall5() < goalRecall5 {
-			t.Logf("%s recall@5 %.3f is below the goal %.2f (floor %.2f)", s.name, r.recall5(), goalRecall5, s.floor)
+		if !s.tuning {
+			logGoals(t, s.name, r)
 		}
 		if r.recall5() < s.floor {
-			t.Errorf("%s recall@5 %.3f is below its floor %.2f (goal %.2f)", s.name, r.recall5(), s.floor, goalRecall5)
+			t.Errorf("%s recall@5 %.3f is below its floor %.2f", s.name, r.recall5(), s.floor)
+		}
+		if r.recall1() < s.floor1 {
+			t.Errorf("%s recall@1 %.3f is below its floor %.2f", s.name, r.recall1(), s.floor1)
+		}
+		for kind, floor := range s.kindFloors {
+			if v := r.kinds[kind]; v[1] > 0 && float64(v[0])/float64(v[1]) < floor {
+				t.Errorf("%s recall@5 of %s requests %.3f is below its floor %.2f", s.name, kind, float64(v[0])/float64(v[1]), floor)
+			}
 		}
 		if r.avgBytes() > goalAvgBytes {
 			t.Errorf("%s average bytes returned %.0f is above the goal %d", s.name, r.avgBytes(), goalAvgBytes)
@@ -354,44 +375,198 @@ func TestSearchEval(t *testing.T) {
 	}
 }
 
-type evalSet struct {
-	name, file string
-	floor      float64 // the held-out sets' floor on recall@5 (the dev set has its own)
+// logGoals logs where a held-out set is short of the goals.
+func logGoals(t *testing.T, name string, r evalResult) {
+	t.Helper()
+	if r.recall5() < goalRecall5 {
+		t.Logf("%s recall@5 %.3f is below the goal %.2f", name, r.recall5(), goalRecall5)
+	}
+	if r.recall1() < goalRecall1 {
+		t.Logf("%s recall@1 %.3f is below the goal %.2f", name, r.recall1(), goalRecall1)
+	}
+	for kind, goal := range goalKinds {
+		if v := r.kinds[kind]; v[1] > 0 && float64(v[0])/float64(v[1]) < goal {
+			t.Logf("%s recall@5 of %s requests %.3f is below the goal %.2f", name, kind, float64(v[0])/float64(v[1]), goal)
+		}
+	}
 }
 
-// evalSets are the request sets to evaluate: all of them, or those
+// A rankedCorpus is a corpus of tools with both rankers built over it.
+type rankedCorpus struct {
+	evalCorpus
+	name, source    string
+	workbench, bm25 ranker
+}
+
+func newRankedCorpus(name, source string, c evalCorpus) *rankedCorpus {
+	return &rankedCorpus{evalCorpus: c, name: name, source: source, workbench: workbenchRanker(c), bm25: newBM25(c.docs).search}
+}
+
+type evalSet struct {
+	name    string
+	corpus  *rankedCorpus
+	queries []evalQuery
+	// tuning: its misses may be looked at (SEARCH_EVAL_MISSES); a held-out
+	// set's never are.
+	tuning bool
+	// floor and floor1 hold recall@5 and recall@1; kindFloors recall@5 per
+	// kind.
+	floor, floor1 float64
+	kindFloors    map[string]float64
+}
+
+type evalRunSets struct {
+	corpora []*rankedCorpus
+	sets    []evalSet
+}
+
+// evalRuns are the request sets to evaluate: all of them, or those
 // SEARCH_EVAL_SETS names (comma-separated: dev, held-out, held-out-2,
-// held-out-3). queries-heldout2.json and queries-heldout3.json, the second
-// and third held-out sets, are evaluated when they exist.
-func evalSets(tb testing.TB) []evalSet {
-	all := []evalSet{
-		{"dev", "queries-dev.json", 0},
-		{"held-out", "queries-heldout.json", heldOutRecall5},
-		{"held-out-2", "queries-heldout2.json", heldOut2Recall5},
-		{"held-out-3", "queries-heldout3.json", heldOut3Recall5},
-	}
+// held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out).
+// queries-heldout2.json and queries-heldout3.json are evaluated when they
+// exist.
+func evalRuns(tb testing.TB) evalRunSets {
 	want := map[string]bool{}
 	if v := os.Getenv("SEARCH_EVAL_SETS"); v != "" {
 		for _, name := range strings.Split(v, ",") {
 			want[strings.TrimSpace(name)] = true
 		}
 	}
-	var sets []evalSet
-	for _, s := range all {
-		if len(want) > 0 && !want[s.name] {
+	wanted := func(name string) bool { return len(want) == 0 || want[name] }
+	var runs evalRunSets
+	own := newRankedCorpus("captured", "testdata/search/tools", loadCorpus(tb))
+	runs.corpora = append(runs.corpora, own)
+	for _, s := range ownSets {
+		if !wanted(s.name) {
 			continue
 		}
-		if (s.name == "held-out-2" || s.name == "held-out-3") && len(want) == 0 {
+		if s.optional && len(want) == 0 {
 			if _, err := os.Stat(filepath.Join(evalDir, s.file)); err != nil {
 				continue
 			}
 		}
-		sets = append(sets, s)
+		runs.sets = append(runs.sets, evalSet{name: s.name, corpus: own, queries: loadQueries(tb, s.file, own.evalCorpus),
+			tuning: s.tuning, floor: s.floor, floor1: s.floor1, kindFloors: s.kindFloors})
 	}
-	if len(sets) == 0 {
-		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3)", os.Getenv("SEARCH_EVAL_SETS"))
+	for _, p := range publicSets {
+		if !wanted(p.name+"-tune") && !wanted(p.name+"-held-out") {
+			continue
+		}
+		c, source := loadPublicCorpus(tb, p.tools)
+		rc := newRankedCorpus(p.name, source, c)
+		runs.corpora = append(runs.corpora, rc)
+		tune, held := loadPublicQueries(tb, p.queries, c)
+		if wanted(p.name + "-tune") {
+			runs.sets = append(runs.sets, evalSet{name: p.name + "-tune", corpus: rc, queries: tune, tuning: true, floor: p.tuneFloor})
+		}
+		if wanted(p.name + "-held-out") {
+			runs.sets = append(runs.sets, evalSet{name: p.name + "-held-out", corpus: rc, queries: held, floor: p.floor, floor1: p.floor1, kindFloors: p.kindFloors})
+		}
 	}
-	return sets
+	if len(runs.sets) == 0 {
+		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out)", os.Getenv("SEARCH_EVAL_SETS"))
+	}
+	return runs
+}
+
+// loadPublicCorpus reads a public corpus's tools (testdata/search/public):
+// one server's ({"server", "tools"}) or several ({"servers": [...]}), and
+// says where they come from.
+func loadPublicCorpus(tb testing.TB, file string) (evalCorpus, string) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(evalDir, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var f struct {
+		capturedServer
+		Source  string           `json:"source"`
+		Commit  string           `json:"commit"`
+		License string           `json:"license"`
+		Servers []capturedServer `json:"servers"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	if f.Source == "" || len(f.Commit) < 12 || f.License == "" {
+		tb.Fatalf("%s: source, commit and license must say where the tools come from", file)
+	}
+	servers := f.Servers
+	if f.Server != "" {
+		servers = append(servers, f.capturedServer)
+	}
+	var c evalCorpus
+	for _, s := range servers {
+		for _, raw := range s.Tools {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, raw); err != nil {
+				tb.Fatalf("%s: %v", file, err)
+			}
+			var t struct{ Name string }
+			if err := json.Unmarshal(compact.Bytes(), &t); err != nil || t.Name == "" {
+				tb.Fatalf("%s: a tool without a name: %.80s", file, raw)
+			}
+			c.docs = append(c.docs, Doc{Toolbox: s.Server, Server: s.Server, Tool: compact.Bytes()})
+			c.keys = append(c.keys, s.Server+"/"+t.Name)
+		}
+	}
+	return c, f.Source + " at " + f.Commit[:12] + ", " + f.License
+}
+
+// loadPublicQueries reads a public set's requests and returns its two
+// halves, each request's kind set by what it shares with its tools: a
+// request that shares no word (stop words left out, stemmed) with the name,
+// title or description of any tool it expects is a paraphrase, any other
+// direct (the rule internal/searchdata holds the own sets' paraphrases to).
+func loadPublicQueries(tb testing.TB, file string, c evalCorpus) (tune, held []evalQuery) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(evalDir, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var qs []struct {
+		evalQuery
+		Split string `json:"split"`
+	}
+	if err := json.Unmarshal(b, &qs); err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	words := map[string]map[string]bool{}
+	for d, k := range c.keys {
+		var t struct{ Name, Title, Description string }
+		json.Unmarshal(c.docs[d].Tool, &t)
+		ts, n := terms(t.Name + " " + t.Title + " " + t.Description)
+		words[k] = map[string]bool{}
+		for _, w := range ts[:n] {
+			words[k][w] = true
+		}
+	}
+	for i, q := range qs {
+		if strings.TrimSpace(q.Query) == "" || len(q.Expect) == 0 {
+			tb.Fatalf("%s: query %d lacks query or expect", file, i)
+		}
+		q.Kind = "paraphrase"
+		ts, n := terms(q.Query)
+		for _, e := range q.Expect {
+			if words[e] == nil {
+				tb.Fatalf("%s: query %d expects %q, which is not in its corpus", file, i, e)
+			}
+			for _, w := range ts[:n] {
+				if words[e][w] {
+					q.Kind = "direct"
+				}
+			}
+		}
+		switch q.Split {
+		case "tune":
+			tune = append(tune, q.evalQuery)
+		case "held-out":
+			held = append(held, q.evalQuery)
+		default:
+			tb.Fatalf("%s: query %d: split %q is neither tune nor held-out", file, i, q.Split)
+		}
+	}
+	return tune, held
 }
 
 // corpus1000 is the captured tools repeated, the repeats renamed, up to 1,000.
