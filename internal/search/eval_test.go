@@ -339,6 +339,24 @@ func TestSearchEval(t *testing.T) {
 			fmt.Fprintln(&out)
 		}
 	}
+	if runs.phrasings != nil {
+		fmt.Fprintf(&out, "\nthe same first-step tasks asked three ways (%s, %d tasks; captured tools)\n", phrasingFile, len(runs.phrasings))
+		fmt.Fprintf(&out, "%-18s %-10s %8s %8s %6s\n", "written as", "ranker", "recall@1", "recall@5", "MRR")
+		for _, form := range phrasingForms {
+			qs := make([]evalQuery, len(runs.phrasings))
+			for i, p := range runs.phrasings {
+				qs[i] = evalQuery{Query: form.query(p), Kind: form.name, Expect: p.Expect}
+			}
+			for _, rk := range []struct {
+				name string
+				rank ranker
+			}{{"workbench", runs.own.workbench}, {"bm25", runs.own.bm25}} {
+				r := evaluate(runs.own.evalCorpus, rk.rank, qs)
+				results["phrasing "+form.name+"/"+rk.name] = r
+				fmt.Fprintf(&out, "%-18s %-10s %8.3f %8.3f %6.3f\n", form.name, rk.name, r.recall1(), r.recall5(), r.mrr())
+			}
+		}
+	}
 	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
 		// Never the misses of a held-out set: its requests stay unseen.
 		for _, s := range runs.sets {
@@ -418,6 +436,32 @@ type evalSet struct {
 type evalRunSets struct {
 	corpora []*rankedCorpus
 	sets    []evalSet
+	// own is the captured tools' corpus; phrasings the first-step tasks of
+	// phrasingFile, when the run has the dev set.
+	own       *rankedCorpus
+	phrasings []phrasing
+}
+
+// phrasingFile holds the first-step requests of the dev and held-out sets,
+// each beside the same task written as its first action ("read the diff of
+// pull request 12" for "review the changes in pull request 12 and leave
+// feedback"): whether writing the first action rather than the goal changes
+// what the search finds, which open_toolbox's description tells the model.
+const phrasingFile = "queries-firstaction.json"
+
+type phrasing struct {
+	Goal   string   `json:"goal"`
+	Action string   `json:"action"`
+	Expect []string `json:"expect"`
+}
+
+var phrasingForms = []struct {
+	name  string
+	query func(phrasing) string
+}{
+	{"goal", func(p phrasing) string { return p.Goal }},
+	{"first action", func(p phrasing) string { return p.Action }},
+	{"action, then goal", func(p phrasing) string { return p.Action + ", then " + p.Goal }},
 }
 
 // evalRuns are the request sets to evaluate: all of them, or those
@@ -436,6 +480,30 @@ func evalRuns(tb testing.TB) evalRunSets {
 	var runs evalRunSets
 	own := newRankedCorpus("captured", "testdata/search/tools", loadCorpus(tb))
 	runs.corpora = append(runs.corpora, own)
+	runs.own = own
+	if wanted("dev") {
+		b, err := os.ReadFile(filepath.Join(evalDir, phrasingFile))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &runs.phrasings); err != nil {
+			tb.Fatalf("%s: %v", phrasingFile, err)
+		}
+		known := map[string]bool{}
+		for _, k := range own.keys {
+			known[k] = true
+		}
+		for i, p := range runs.phrasings {
+			if p.Goal == "" || p.Action == "" || len(p.Expect) == 0 {
+				tb.Fatalf("%s: entry %d lacks goal, action or expect", phrasingFile, i)
+			}
+			for _, e := range p.Expect {
+				if !known[e] {
+					tb.Fatalf("%s: entry %d expects %q, which is not a captured tool", phrasingFile, i, e)
+				}
+			}
+		}
+	}
 	for _, s := range ownSets {
 		if !wanted(s.name) {
 			continue
