@@ -241,6 +241,13 @@ func appendConcepts(out, stems []string) []string {
 	for _, s := range stems {
 		// A stop word names a concept only where the table says so ("me").
 		out = append(out, concepts[s]...)
+		if useWordnet(s) {
+			e := wordnet()[s]
+			out = append(out, e.senses...)
+			if wordnetDocHypernyms {
+				out = append(out, e.hypernyms...)
+			}
+		}
 	}
 	for _, p := range conceptPairs(stems) {
 		out = append(out, p.concepts...)

@@ -152,6 +152,17 @@ var (
 	// does not join ("personalise", "person").
 	prefixLen    = 5
 	prefixWeight = 0.5
+	// WordNet (wordnet.go): a verb's most frequent sense and its hypernyms
+	// are terms of the verb, in tools and requests alike, so that a
+	// request's verb meets a tool's synonym ("purge", "delete") or the more
+	// general verb ("delete", "remove"). In a request they weigh
+	// wordnetWeight and wordnetHyperWeight of the word. Verbs that
+	// concepts.go knows keep only its concepts. Chosen by cross-validation
+	// over the tuning sets (README, "Tool search").
+	wordnetWeight       = 0.4
+	wordnetHyperWeight  = 0.15
+	wordnetDocHypernyms = true
+	wordnetWithConcepts = false
 )
 
 const (
@@ -532,13 +543,13 @@ func (ix *Index) Search(query string, limit int) []Hit {
 func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
 	known := map[int]bool{}
 	for _, t := range q {
-		if _, ok := ix.toolT.terms[t.term]; ok {
+		if _, ok := ix.toolT.terms[t.term]; ok && !strings.HasPrefix(t.term, "#") {
 			known[t.slot] = true
 		}
 	}
 	var out []queryTerm
 	for _, t := range q {
-		if known[t.slot] || len(t.term) < prefixLen || strings.HasPrefix(t.term, "~") {
+		if known[t.slot] || len(t.term) < prefixLen || strings.HasPrefix(t.term, "~") || strings.HasPrefix(t.term, "#") {
 			continue
 		}
 		p := t.term[:prefixLen]

@@ -524,3 +524,28 @@ func TestUnknownWordsFindTheirPrefix(t *testing.T) {
 		t.Errorf("found %v first, want tune_answers", got)
 	}
 }
+
+func TestWordnetJoinsVerbs(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("show_panel", "Show a panel.")},
+		{Server: "s", Tool: tool("conceal_panel", "Conceal a panel.")},
+		{Server: "s", Tool: tool("copy_record", "Copy a record.")},
+		{Server: "s", Tool: tool("mend_record", "Mend a record.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// "hide" and "conceal" share WordNet's first sense of each.
+		{"hide the panel", "conceal_panel"},
+		// "repair" and "mend" too, and neither is in concepts.go.
+		{"repair a record", "mend_record"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+	// A verb's hypernym: to invoice is to bill.
+	e, h := wordnet()[stem("invoice")], wordnet()[stem("bill")]
+	if len(e.hypernyms) == 0 || len(h.senses) == 0 || !containsString(e.hypernyms, h.senses[0]) {
+		t.Errorf("WordNet: invoice %v, bill %v: want bill's sense among invoice's hypernyms", e, h)
+	}
+}

@@ -447,6 +447,15 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		for _, t := range concepts[s] {
 			out = append(out, queryTerm{t, w * conceptWeight, i})
 		}
+		if useWordnet(s) {
+			e := wordnet()[s]
+			for _, t := range e.senses {
+				out = append(out, queryTerm{t, w * wordnetWeight, i})
+			}
+			for _, t := range e.hypernyms {
+				out = append(out, queryTerm{t, w * wordnetHyperWeight, i})
+			}
+		}
 	}
 	return out, len(words)
 }
