@@ -340,8 +340,8 @@ func TestSearchEval(t *testing.T) {
 		}
 	}
 	if runs.phrasings != nil {
-		fmt.Fprintf(&out, "\nthe same first-step tasks asked three ways (%s, %d tasks; captured tools)\n", phrasingFile, len(runs.phrasings))
-		fmt.Fprintf(&out, "%-18s %-10s %8s %8s %6s\n", "written as", "ranker", "recall@1", "recall@5", "MRR")
+		fmt.Fprintf(&out, "\nthe same first-step tasks asked four ways (%s, %d tasks; captured tools)\n", phrasingFile, len(runs.phrasings))
+		fmt.Fprintf(&out, "%-22s %-10s %8s %8s %6s\n", "written as", "ranker", "recall@1", "recall@5", "MRR")
 		for _, form := range phrasingForms {
 			qs := make([]evalQuery, len(runs.phrasings))
 			for i, p := range runs.phrasings {
@@ -353,7 +353,7 @@ func TestSearchEval(t *testing.T) {
 			}{{"workbench", runs.own.workbench}, {"bm25", runs.own.bm25}} {
 				r := evaluate(runs.own.evalCorpus, rk.rank, qs)
 				results["phrasing "+form.name+"/"+rk.name] = r
-				fmt.Fprintf(&out, "%-18s %-10s %8.3f %8.3f %6.3f\n", form.name, rk.name, r.recall1(), r.recall5(), r.mrr())
+				fmt.Fprintf(&out, "%-22s %-10s %8.3f %8.3f %6.3f\n", form.name, rk.name, r.recall1(), r.recall5(), r.mrr())
 			}
 		}
 	}
@@ -462,6 +462,7 @@ var phrasingForms = []struct {
 	{"goal", func(p phrasing) string { return p.Goal }},
 	{"first action", func(p phrasing) string { return p.Action }},
 	{"action, then goal", func(p phrasing) string { return p.Action + ", then " + p.Goal }},
+	{"goal, but first action", func(p phrasing) string { return p.Goal + ", but first " + p.Action }},
 }
 
 // evalRuns are the request sets to evaluate: all of them, or those

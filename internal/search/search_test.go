@@ -357,6 +357,14 @@ func TestClauses(t *testing.T) {
 		{"check logs; restart the pod", []string{"check logs;", "restart the pod"}},
 		{"read this and that", []string{"read this and that"}},
 		{"then", []string{"then"}},
+		{"deploy the app, but first run the tests", []string{"but first run the tests", "deploy the app,"}},
+		{"deploy the app; first run the tests", []string{"first run the tests", "deploy the app;"}},
+		{"deploy the app after running the tests", []string{"after running the tests", "deploy the app"}},
+		{"after running the tests, deploy the app", []string{"after running the tests,", "deploy the app"}},
+		{"which calls did the app make after I hit save", []string{"which calls did the app make after I hit save"}},
+		{"add a column so that the form can save phones", []string{"add a column", "so that the form can save phones"}},
+		{"add a column in order to save phones", []string{"add a column", "in order to save phones"}},
+		{"check the logs. Then restart the pod", []string{"check the logs.", "Then restart the pod"}},
 	} {
 		if got := clauses(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("clauses(%q) = %q, want %q", tc.in, got, tc.want)
