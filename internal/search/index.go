@@ -163,6 +163,9 @@ var (
 	wordnetHyperWeight  = 0.15
 	wordnetDocHypernyms = true
 	wordnetWithConcepts = false
+	// firstStepWeight is for the concepts of a task's first step
+	// (firstStepGroups) against the word that names the task.
+	firstStepWeight = 0.5
 )
 
 const (

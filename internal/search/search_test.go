@@ -557,3 +557,23 @@ func TestWordnetJoinsVerbs(t *testing.T) {
 		t.Errorf("WordNet: invoice %v, bill %v: want bill's sense among invoice's hypernyms", e, h)
 	}
 }
+
+func TestTasksFindTheirFirstStep(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("stop_service", "Stop a service.")},
+		{Server: "s", Tool: tool("service_logs", "Read the logs of a service.")},
+		{Server: "s", Tool: tool("library_info", "Information about a library.")},
+		{Server: "s", Tool: tool("library_docs", "Documentation of a library.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// Finding out why starts with the logs.
+		{"find out why the service is broken", "service_logs"},
+		// An upgrade starts with the library's documentation.
+		{"upgrade the library", "library_docs"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+}

@@ -494,6 +494,9 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		for _, t := range concepts[s] {
 			out = append(out, queryTerm{t, w * conceptWeight, i})
 		}
+		for _, t := range firstSteps[s] {
+			out = append(out, queryTerm{t, w * firstStepWeight, i})
+		}
 		if useWordnet(s) {
 			e := wordnet()[s]
 			for _, t := range e.senses {
