@@ -24,7 +24,6 @@ import (
 	"strings"
 )
 
-
 func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "folder of the WordNet 3.0 database (index.noun, data.noun, ...)")
 	out := flag.String("o", "wordnet.txt", "table to write")
