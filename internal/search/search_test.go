@@ -302,7 +302,7 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"k8s", "kubernetes"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"ado", "devops"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
@@ -575,5 +575,16 @@ func TestTasksFindTheirFirstStep(t *testing.T) {
 		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
 			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
 		}
+	}
+}
+
+func TestADONamesAzureDevOps(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "code", Server: "github", Tool: tool("list_teams", "List the teams of an organization.")},
+		{Toolbox: "work", Server: "azure-devops", Tool: tool("list_teams", "List the teams of a project.")},
+	}
+	ix := NewIndex(docs)
+	if got := ix.Search("ADO: which teams are there", 1); len(got) != 1 || got[0].Doc != 1 {
+		t.Errorf("found %v first, want the Azure DevOps tool", got)
 	}
 }

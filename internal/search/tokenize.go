@@ -122,7 +122,8 @@ var abbreviations = map[string]string{
 	"org":  "organization", "orgs": "organizations",
 	"pic": "picture", "pics": "pictures",
 	"img": "image", "imgs": "images",
-	"doc": "documentation", "docs": "documentation",
+	"doc": "document", "docs": "documentation",
+	"ado": "devops", // Azure DevOps
 }
 
 // stem reduces an English word to its stem; words that are not plain ASCII
