@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -686,5 +687,62 @@ func BenchmarkNewIndex(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		NewIndex(docs)
+	}
+}
+
+// scaleCorpus is n tools in servers of 100 (the last one smaller): every
+// real tool of testdata/search (the captured servers' and the public
+// corpora's, 593) taken in turn, each server named after the server of its
+// first tool and numbered, a tool met again renamed with its round, so that
+// no two tools are the same. 10,000 tools are 100 servers.
+func scaleCorpus(tb testing.TB, n int) []Doc {
+	tb.Helper()
+	pool := loadCorpus(tb).docs
+	for _, p := range publicSets {
+		c, _ := loadPublicCorpus(tb, p.tools)
+		pool = append(pool, c.docs...)
+	}
+	docs := make([]Doc, 0, n)
+	for i := 0; i < n; i++ {
+		d := pool[i%len(pool)]
+		if round := i / len(pool); round > 0 {
+			var m map[string]any
+			if json.Unmarshal(d.Tool, &m) == nil {
+				m["name"] = fmt.Sprintf("%v_%d", m["name"], round)
+				d.Tool, _ = json.Marshal(m)
+			}
+		}
+		first := pool[(i/100*100)%len(pool)]
+		d.Server = fmt.Sprintf("%s-%d", first.Server, i/100)
+		d.Toolbox = d.Server
+		d.ServerDescription = first.ServerDescription
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// BenchmarkSearchScale is a search (limit 5, the dev set's requests in turn)
+// over 400 and 10,000 tools, and the index's memory: the heap it holds
+// after a collection (index-MiB), the tools themselves not counted. README, "Tool search", has the figures.
+func BenchmarkSearchScale(b *testing.B) {
+	qs := benchQueries(b)
+	for _, n := range []int{400, 10000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			docs := scaleCorpus(b, n)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			ix := NewIndex(docs)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(qs[i%len(qs)], 5)
+			}
+			b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "index-MiB")
+			runtime.KeepAlive(ix)
+			runtime.KeepAlive(docs) // the tools are the caller's, not the index's
+		})
 	}
 }

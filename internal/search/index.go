@@ -522,10 +522,28 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			if ix.deletes[d] && !wantsDelete {
 				s *= 1 - deletePenalty
 			}
-			if words := ix.nameWords[d]; nameCover > 0 && len(words) > 0 {
-				s *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
-			}
 			hits = append(hits, Hit{d, s})
+		}
+	}
+	// The share of a tool's name the request says lifts its score at most
+	// 1 + nameCover times: a tool whose score cannot reach the limit-th
+	// best even so is left out before that share is counted, and before
+	// the sort (what is left is the same; at many tools, much faster).
+	if limit > 0 && len(hits) > limit && nameCover > 0 {
+		kth := kthLargest(hits, limit)
+		kept := hits[:0]
+		for _, h := range hits {
+			if h.Score*(1+nameCover) >= kth {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	if nameCover > 0 {
+		for i, h := range hits {
+			if words := ix.nameWords[h.Doc]; len(words) > 0 {
+				hits[i].Score *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
+			}
 		}
 	}
 	sort.Slice(hits, func(i, j int) bool {
@@ -538,6 +556,22 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		hits = hits[:limit]
 	}
 	return hits
+}
+
+// kthLargest is the k-th largest score of hits (k <= len(hits)).
+func kthLargest(hits []Hit, k int) float64 {
+	top := make([]float64, 0, k) // the k largest so far, smallest first
+	for _, h := range hits {
+		i, _ := slices.BinarySearch(top, h.Score)
+		if len(top) < k {
+			top = slices.Insert(top, i, h.Score)
+		} else if i > 0 {
+			// Drop the smallest; the new score goes where it belongs.
+			copy(top[:i-1], top[1:i])
+			top[i-1] = h.Score
+		}
+	}
+	return top[0]
 }
 
 // nearTerms stands in for the words of a request that the index does not know,
