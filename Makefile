@@ -62,7 +62,7 @@ test: lint test-deps
 ## recall@1, recall@5, MRR and bytes returned, overall and per kind, beside a
 ## plain BM25 baseline, and first-step tasks as goal and as first action (fails
 ## under each set's floor). The scale benchmark (400 and 10,000 tools):
-## go test -run '^$$' -bench SearchScale -benchtime 200x ./internal/search (README)
+## go test -run '^$' -bench SearchScale -benchtime 200x ./internal/search (README)
 search-eval:
 	$(GO) test -run TestSearchEval -v -count=1 ./internal/search
 
