@@ -22,22 +22,21 @@ type wordnetEntry struct {
 }
 
 // wordnet maps a stem to its entry, built once from wordnetText when the
-// first index or request needs it. The words of a stem (a verb and a noun:
-// "delete", "deletion") share its entry.
+// first index or request needs it. The words of a stem ("delete",
+// "deleting") share its entry.
 var wordnet = sync.OnceValue(loadWordnet)
 
 func loadWordnet() map[string]wordnetEntry {
 	text := wordnetText
 	words, hyperText, _ := strings.Cut(text, "\n@\n")
-	hypers := map[string][]string{}
+	hypers := make(map[string][]string, strings.Count(hyperText, "\n"))
 	for line := range strings.Lines(hyperText) {
 		f := strings.Fields(line)
 		if len(f) > 1 {
 			hypers[f[0]] = f[1:]
 		}
 	}
-	m := map[string]wordnetEntry{}
-	cache := stemCache{}
+	m := make(map[string]wordnetEntry, strings.Count(words, "\n"))
 	for line := range strings.Lines(words) {
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -46,10 +45,7 @@ func loadWordnet() map[string]wordnetEntry {
 		if len(f) < 3 {
 			continue
 		}
-		s := cache.stem(f[0])
-		if stopWords[f[0]] || len(s) < 2 {
-			continue
-		}
+		s := f[0] // the stem, as stem() makes it (wordnetgen uses the same stemmer)
 		e := m[s]
 		for _, id := range f[1:] {
 			if id == "v" || id == "n" {

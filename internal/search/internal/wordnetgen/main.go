@@ -5,9 +5,10 @@
 //	go generate ./internal/search    # reads /usr/share/wordnet (Debian's wordnet-base)
 //
 // The table keeps the words (of the parts of speech -pos names) that are
-// single words of lower-case letters. For each it keeps its most frequent
-// senses: those WordNet has seen in use (a tagged sense), at most -senses of
-// them, or the first one of a word never tagged; each sense is a synset; for each
+// single words of lower-case letters, by their Snowball stem. For each word
+// it keeps its most frequent senses: those WordNet has seen in use (a tagged
+// sense), at most -senses of them, or the first one of a word never tagged;
+// each sense is a synset; for each
 // synset kept, its hypernyms (the more general synsets: "remove" for
 // "delete"). Synsets are renumbered in the order they are met, and written
 // in base 36.
@@ -20,8 +21,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kljensen/snowball/english"
 )
 
 func main() {
@@ -75,18 +79,34 @@ func run(dict, out string) error {
 		}
 		return strconv.FormatInt(int64(n), 36)
 	}
+	// The words of one stem share a line: the search looks words up by
+	// their Snowball stem, the one it uses itself ("deletes", "deleting").
+	stems := map[string][]sense{}
 	lemmas := make([]string, 0, len(words))
 	for w := range words {
 		lemmas = append(lemmas, w)
 	}
 	sort.Strings(lemmas)
+	for _, w := range lemmas {
+		st := english.Stem(w, true)
+		for _, s := range words[w] {
+			if !slices.Contains(stems[st], s) {
+				stems[st] = append(stems[st], s)
+			}
+		}
+	}
+	keys := make([]string, 0, len(stems))
+	for st := range stems {
+		keys = append(keys, st)
+	}
+	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString(header)
 	var used []sense
-	for _, w := range lemmas {
-		b.WriteString(w)
+	for _, st := range keys {
+		b.WriteString(st)
 		last := ""
-		for _, s := range words[w] {
+		for _, s := range stems[st] {
 			if s.pos != last {
 				b.WriteString(" " + s.pos)
 				last = s.pos
@@ -198,8 +218,8 @@ func plainWord(w string) bool {
 
 const header = `# WordNet 3.0 relations for the tool search, written by
 # internal/search/internal/wordnetgen (go generate ./internal/search) from
-# Debian's wordnet-base. Lines: a word, then "v" or "n" and its senses (most
-# frequent first), each a synset number in base 36; after "@", a synset and
+# Debian's wordnet-base. Lines: a word's Snowball stem, then "v" or "n" and
+# the senses of its words (most frequent first), each a synset number in base 36; after "@", a synset and
 # its hypernyms. Do not edit: change the generator's flags in wordnet.go's
 # go:generate line and run go generate ./internal/search.
 #
