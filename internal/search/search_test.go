@@ -302,7 +302,7 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"k8s", "kubernetes"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"ado", "devops"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
@@ -357,6 +357,14 @@ func TestClauses(t *testing.T) {
 		{"check logs; restart the pod", []string{"check logs;", "restart the pod"}},
 		{"read this and that", []string{"read this and that"}},
 		{"then", []string{"then"}},
+		{"deploy the app, but first run the tests", []string{"but first run the tests", "deploy the app,"}},
+		{"deploy the app; first run the tests", []string{"first run the tests", "deploy the app;"}},
+		{"deploy the app after running the tests", []string{"after running the tests", "deploy the app"}},
+		{"after running the tests, deploy the app", []string{"after running the tests,", "deploy the app"}},
+		{"which calls did the app make after I hit save", []string{"which calls did the app make after I hit save"}},
+		{"add a column so that the form can save phones", []string{"add a column", "so that the form can save phones"}},
+		{"add a column in order to save phones", []string{"add a column", "in order to save phones"}},
+		{"check the logs. Then restart the pod", []string{"check the logs.", "Then restart the pod"}},
 	} {
 		if got := clauses(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("clauses(%q) = %q, want %q", tc.in, got, tc.want)
@@ -522,5 +530,61 @@ func TestUnknownWordsFindTheirPrefix(t *testing.T) {
 	// "personalise" is not in the index, "person" is.
 	if got := names(docs, ix.Search("personalise the answers", 1)); !reflect.DeepEqual(got, []string{"tune_answers"}) {
 		t.Errorf("found %v first, want tune_answers", got)
+	}
+}
+
+func TestWordnetJoinsVerbs(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("show_panel", "Show a panel.")},
+		{Server: "s", Tool: tool("conceal_panel", "Conceal a panel.")},
+		{Server: "s", Tool: tool("copy_record", "Copy a record.")},
+		{Server: "s", Tool: tool("mend_record", "Mend a record.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// "hide" and "conceal" share WordNet's first sense of each.
+		{"hide the panel", "conceal_panel"},
+		// "repair" and "mend" too, and neither is in concepts.go.
+		{"repair a record", "mend_record"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+	// A verb's hypernym: to invoice is to bill.
+	e, h := wordnet()[stem("invoice")], wordnet()[stem("bill")]
+	if len(e.hypernyms) == 0 || len(h.senses) == 0 || !containsString(e.hypernyms, h.senses[0]) {
+		t.Errorf("WordNet: invoice %v, bill %v: want bill's sense among invoice's hypernyms", e, h)
+	}
+}
+
+func TestTasksFindTheirFirstStep(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("stop_service", "Stop a service.")},
+		{Server: "s", Tool: tool("service_logs", "Read the logs of a service.")},
+		{Server: "s", Tool: tool("library_info", "Information about a library.")},
+		{Server: "s", Tool: tool("library_docs", "Documentation of a library.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// Finding out why starts with the logs.
+		{"find out why the service is broken", "service_logs"},
+		// An upgrade starts with the library's documentation.
+		{"upgrade the library", "library_docs"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestADONamesAzureDevOps(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "code", Server: "github", Tool: tool("list_teams", "List the teams of an organization.")},
+		{Toolbox: "work", Server: "azure-devops", Tool: tool("list_teams", "List the teams of a project.")},
+	}
+	ix := NewIndex(docs)
+	if got := ix.Search("ADO: which teams are there", 1); len(got) != 1 || got[0].Doc != 1 {
+		t.Errorf("found %v first, want the Azure DevOps tool", got)
 	}
 }

@@ -35,7 +35,7 @@ func (w *Workbench) openToolboxTool() *mcp.Tool {
 		"properties": map[string]any{
 			"toolbox_name": nameSchema,
 			"query": map[string]any{"type": "string", "maxLength": maxQueryChars,
-				"description": "What the task needs, in a few words (\"create a pull request\", \"take a screenshot of the page\"): returns the best matching tools of every toolbox, or of toolbox_name, without opening whole toolboxes"},
+				"description": "The first action the task needs, in a few words (\"read the diff of pull request 12\", \"take a screenshot of the page\"), rather than its goal (\"review PR 12\"): returns the best matching tools of every toolbox, or of toolbox_name, without opening whole toolboxes"},
 			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLimit,
 				"description": "With query: how many matching tools to return whole (default 5); the next matches are named after them"},
 			"tools": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": maxSelectTools,
@@ -47,6 +47,8 @@ func (w *Workbench) openToolboxTool() *mcp.Tool {
 		Name: "open_toolbox",
 		Description: "Find and open tools. With query, searches the tools of every toolbox and returns the best matches, " +
 			"each with the name, description and inputSchema to call it with use_tool: the cheapest way to reach a tool. " +
+			"Write the query as the first action to take, not the goal: \"read the diff of pull request 12\" finds the tool " +
+			"for \"review PR 12\" far more often (the goal may follow, after \"then\"). " +
 			"With toolbox_name alone, opens the toolbox: starts its MCP servers and returns all their tools. " +
 			"With toolbox_name and tools, returns just those tools. Toolboxes: " + list + ".",
 		InputSchema: mustJSON(schema),
