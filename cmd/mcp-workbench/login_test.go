@@ -143,9 +143,10 @@ func walk(root string, f func(string)) error {
 // TestLoginThenServeWithRotatingShortLivedTokens: an authorization server
 // that rotates refresh tokens (a spent one is refused with invalid_grant)
 // and issues access tokens living 2 s, less than any fixed refresh margin.
-// login stores tokens nothing spent; serve, then call, each refresh as they
-// need and store every refresh token they get before it is used again: no
-// spent refresh token is ever sent, and the store ends with a live one.
+// login stores tokens nothing spent; serve, check and call each refresh as
+// they need and store every refresh token they get before it is used
+// again: no spent refresh token is ever sent, and the store ends with a
+// live one.
 func TestLoginThenServeWithRotatingShortLivedTokens(t *testing.T) {
 	dir := t.TempDir()
 	for _, v := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "AppData", "LocalAppData"} {
@@ -188,6 +189,10 @@ func TestLoginThenServeWithRotatingShortLivedTokens(t *testing.T) {
 		}
 	}
 	stored("after serve")
+	if code, out, errOut = runCmd(t, "", "check", "--config", cfg); code != 0 {
+		t.Fatalf("check (%d):\n%s\n%s", code, out, errOut)
+	}
+	stored("after check")
 	for i := range 2 {
 		code, out, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "linear", "whoami")
 		if code != 0 || strings.TrimSpace(out) != "you are logged in" {
