@@ -93,11 +93,11 @@ type Store struct {
 // Support/mcp-workbench/oauth on macOS, %AppData%\mcp-workbench\oauth on
 // Windows.
 func DefaultStore() (*Store, error) {
-	dir, err := os.UserConfigDir()
+	dir, err := userfile.ConfigDir("oauth")
 	if err != nil {
-		return nil, fmt.Errorf("finding the folder for login tokens: %w", err)
+		return nil, err
 	}
-	return &Store{Dir: filepath.Join(dir, "mcp-workbench", "oauth")}, nil
+	return &Store{Dir: dir}, nil
 }
 
 // Path is the token file of a server URL: readable host, then a hash of the
