@@ -321,13 +321,11 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 		return nil, false, "not a catalog key"
 	}
 	data, fi, err := userfile.Read(c.path(key), maxFileSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, reasonNone
-	case errors.Is(err, userfile.ErrTooLarge):
-		return nil, false, "corrupt: too large"
-	case err != nil:
-		return nil, false, fmt.Sprintf("unreadable: %v", err)
+	}
+	if err != nil {
+		return nil, false, "corrupt: " + err.Error()
 	}
 	var fl file
 	if err := json.Unmarshal(data, &fl); err != nil {

@@ -97,13 +97,11 @@ func (s *Store) Stamp(key string) string {
 // Corrupt, the reason, and no pins: nothing in it is trusted.
 func (s *Store) Load(key string) (map[string]Pin, State, string) {
 	data, _, err := userfile.Read(s.Path(key), maxFileSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Missing, ""
-	case errors.Is(err, userfile.ErrTooLarge):
-		return nil, Corrupt, "too large"
-	case err != nil:
-		return nil, Corrupt, fmt.Sprintf("unreadable: %v", err)
+	}
+	if err != nil {
+		return nil, Corrupt, err.Error() // too large, or unreadable
 	}
 	var fl file
 	if err := json.Unmarshal(data, &fl); err != nil {

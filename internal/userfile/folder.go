@@ -44,25 +44,29 @@ func MakeDir(dir, what string) error {
 var ErrTooLarge = errors.New("too large")
 
 // Read returns the content of the file at path, and its information, read
-// from the file it opened. A file longer than limit bytes is not read
-// whole: ErrTooLarge. A missing file is an error that [errors.Is]
-// [fs.ErrNotExist].
+// from the file it opened. A missing file is an error that [errors.Is]
+// [fs.ErrNotExist]; any other error's text says why the file cannot be
+// used, for a log: "too large" ([ErrTooLarge]: longer than limit bytes,
+// not read whole), or "unreadable: " and the cause.
 func Read(path string, limit int64) ([]byte, fs.FileInfo, error) {
 	f, err := os.Open(path)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("unreadable: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("unreadable: %w", err)
 	}
 	if int64(len(data)) > limit {
 		return nil, nil, ErrTooLarge
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("unreadable: %w", err)
 	}
 	return data, fi, nil
 }

@@ -81,8 +81,11 @@ func TestFolderReadAndStamp(t *testing.T) {
 	if err != nil || string(data) != "0123456789" || fi.Size() != 10 {
 		t.Errorf("Read at the limit: %q, %v, %v", data, fi, err)
 	}
-	if _, _, err := Read(path, 9); !errors.Is(err, ErrTooLarge) {
+	if _, _, err := Read(path, 9); !errors.Is(err, ErrTooLarge) || err.Error() != "too large" {
 		t.Errorf("Read past the limit: %v, want ErrTooLarge", err)
+	}
+	if _, _, err := Read(dir, 10); err == nil || !strings.HasPrefix(err.Error(), "unreadable: ") {
+		t.Errorf("Read of a folder: %v, want it unreadable", err)
 	}
 	first := Stamp(path)
 	if err := WriteAtomic(path, ".tmp-*", []byte("01234567890")); err != nil {
