@@ -140,13 +140,20 @@ func reload(wb *workbench.Workbench, next *config.Config, err error, log *slog.L
 // one (no cache folder, no permission) the workbench works as before:
 // every open waits for its servers.
 func openCatalog(log *slog.Logger) *catalog.Catalog {
-	dir, err := catalog.DefaultDir()
+	return openUserStore(log, catalog.DefaultDir, catalog.Open, "no tool catalog: open_toolbox will wait for servers to start")
+}
+
+// openUserStore opens a store kept for the user (the catalog, the pins) in
+// its folder; without one it logs why and what the workbench does
+// without it (missing), and returns nil.
+func openUserStore[S any](log *slog.Logger, dir func() (string, error), open func(string) (*S, error), missing string) *S {
+	d, err := dir()
 	if err == nil {
-		var cat *catalog.Catalog
-		if cat, err = catalog.Open(dir); err == nil {
-			return cat
+		var s *S
+		if s, err = open(d); err == nil {
+			return s
 		}
 	}
-	log.Warn("no tool catalog: open_toolbox will wait for servers to start", "error", err)
+	log.Warn(missing, "error", err)
 	return nil
 }

@@ -217,13 +217,5 @@ func indentLines(s, prefix string) string {
 // openPins opens the pin store in the user's configuration folder.
 // Without one the workbench cannot pin: it says so and serves as before.
 func openPins(log *slog.Logger) *pins.Store {
-	dir, err := pins.DefaultDir()
-	if err == nil {
-		var s *pins.Store
-		if s, err = pins.Open(dir); err == nil {
-			return s
-		}
-	}
-	log.Warn("no pin store: tool definitions are not pinned, and changed tools are not withheld", "error", err)
-	return nil
+	return openUserStore(log, pins.DefaultDir, pins.Open, "no pin store: tool definitions are not pinned, and changed tools are not withheld")
 }

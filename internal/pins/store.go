@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -46,20 +44,11 @@ const (
 type Store struct{ dir string }
 
 // DefaultDir returns os.UserConfigDir()/mcp-workbench/pins.
-func DefaultDir() (string, error) {
-	base, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the user's configuration folder: %w", err)
-	}
-	return filepath.Join(base, "mcp-workbench", "pins"), nil
-}
+func DefaultDir() (string, error) { return userfile.ConfigDir("pins") }
 
 // Open makes dir (0700) if needed and returns the store kept there.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the pin folder: %w", err)
-	}
-	if err := userfile.MakePrivate(dir, "pin folder"); err != nil {
+	if err := userfile.MakeDir(dir, "pin folder"); err != nil {
 		return nil, err
 	}
 	return &Store{dir: dir}, nil
@@ -97,31 +86,22 @@ func toolsSum(tools map[string]Pin) string {
 
 // Stamp identifies the file's current content without reading it.
 func (s *Store) Stamp(key string) string {
-	fi, err := os.Lstat(s.Path(key))
-	if err != nil {
-		return "none"
+	if stamp := userfile.Stamp(s.Path(key)); stamp != "" {
+		return stamp
 	}
-	return fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+	return "none"
 }
 
 // Load returns key's pins, and what it found. A corrupt file (bad JSON,
 // another version or key, a sum or a hash that does not check out) gives
 // Corrupt, the reason, and no pins: nothing in it is trusted.
 func (s *Store) Load(key string) (map[string]Pin, State, string) {
-	f, err := os.Open(s.Path(key))
+	data, _, err := userfile.Read(s.Path(key), maxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Missing, ""
 	}
 	if err != nil {
-		return nil, Corrupt, fmt.Sprintf("unreadable: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, Corrupt, fmt.Sprintf("unreadable: %v", err)
-	}
-	if len(data) > maxFileSize {
-		return nil, Corrupt, "too large"
+		return nil, Corrupt, err.Error() // too large, or unreadable
 	}
 	var fl file
 	if err := json.Unmarshal(data, &fl); err != nil {

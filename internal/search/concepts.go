@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // conceptGroups is the search's small thesaurus: the words an agent uses for
 // the same action or thing, so that "remove the ticket" finds delete_issue.
@@ -256,22 +259,13 @@ var concepts = func() map[string][]string {
 				}
 			}
 			key := strings.Join(parts, " ")
-			if !containsString(m[key], term) {
+			if !slices.Contains(m[key], term) {
 				m[key] = append(m[key], term)
 			}
 		}
 	}
 	return m
 }()
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // appendConcepts appends to out the concepts named by each stem and by each
 // pair of stems (see [conceptPairs]). Stems holds every word, stop words
@@ -314,7 +308,7 @@ func conceptPairs(stems []string) []pair {
 		var found []string
 		add := func(key string) {
 			for _, c := range concepts[key] {
-				if !containsString(found, c) {
+				if !slices.Contains(found, c) {
 					found = append(found, c)
 				}
 			}

@@ -337,7 +337,7 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 					continue
 				}
 				t := stem(w)
-				if !containsInt32(ix.named[t], sid) {
+				if !slices.Contains(ix.named[t], sid) {
 					ix.named[t] = append(ix.named[t], sid)
 				}
 			}
@@ -486,7 +486,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		for _, t := range q {
 			if !strings.HasPrefix(t.term, "~") {
 				for _, sid := range ix.named[t.term] {
-					if !containsInt32(named, sid) {
+					if !slices.Contains(named, sid) {
 						named = append(named, sid)
 					}
 				}
@@ -495,7 +495,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		// A word that names every server tells none apart.
 		if len(named) > 0 && len(named) < ix.nServers {
 			for d, s := range scores {
-				if s > 0 && containsInt32(named, ix.server[d]) {
+				if s > 0 && slices.Contains(named, ix.server[d]) {
 					scores[d] = s * (1 + mentionBoost)
 				}
 			}
@@ -776,15 +776,6 @@ func abbreviation(text string) bool {
 	switch strings.ToLower(text[i+1:]) {
 	case "e.g", "i.e", "etc", "vs", "eg", "ie":
 		return true
-	}
-	return false
-}
-
-func containsInt32(list []int32, v int32) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
 	}
 	return false
 }

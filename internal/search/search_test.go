@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,27 +48,27 @@ func TestTerms(t *testing.T) {
 		t.Errorf("words = %q, want %q", words, want)
 	}
 	for _, c := range []string{"~delete", "~file", "~directory"} {
-		if !containsString(got[n:], c) {
+		if !slices.Contains(got[n:], c) {
 			t.Errorf("concepts %q lack %q", got[n:], c)
 		}
 	}
 	// Phrases with a stop word inside them still name their concept.
 	got, n = terms("log in to the site")
-	if !containsString(got[n:], "~login") {
+	if !slices.Contains(got[n:], "~login") {
 		t.Errorf("concepts of %q lack ~login: %q", "log in to the site", got[n:])
 	}
 	got, n = terms("open a pull request")
-	if !containsString(got[n:], "~pullrequest") {
+	if !slices.Contains(got[n:], "~pullrequest") {
 		t.Errorf("concepts lack ~pullrequest: %q", got[n:])
 	}
 	// Stop words between the words of a phrase are left out...
 	got, n = terms("file a bug")
-	if !containsString(got[n:], "~create") {
+	if !slices.Contains(got[n:], "~create") {
 		t.Errorf("concepts of %q lack ~create: %q", "file a bug", got[n:])
 	}
 	// ...but other words are not.
 	got, n = terms("pull latest request")
-	if containsString(got[n:], "~pullrequest") {
+	if slices.Contains(got[n:], "~pullrequest") {
 		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
 	}
 	if got, _ := terms("the to of and"); len(got) != 0 {
@@ -336,7 +337,7 @@ func TestQueryTerms(t *testing.T) {
 	if got = queryTermSet("who is on the team"); got["~user"] == 0 {
 		t.Errorf("who: %v", got)
 	}
-	if doc, n := terms("Use this when you need who"); containsString(doc[n:], "~user") || containsString(doc[n:], "~time") {
+	if doc, n := terms("Use this when you need who"); slices.Contains(doc[n:], "~user") || slices.Contains(doc[n:], "~time") {
 		t.Errorf("a description's question words named concepts: %q", doc[n:])
 	}
 	// The words of a later step weigh less.

@@ -3,9 +3,11 @@ package userfile
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,4 +54,50 @@ func TestLockExcludesUntilReleased(t *testing.T) {
 		t.Fatalf("Lock after the release: %v", err)
 	}
 	unlock2()
+}
+
+// MakeDir makes a private folder (parents too); Read takes a file whole up
+// to its limit and tells a missing one and a longer one; Stamp changes
+// when WriteAtomic replaces the file, and is "" without one.
+func TestFolderReadAndStamp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "pins")
+	if err := MakeDir(dir, "pin folder"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o700) {
+		t.Fatalf("the folder: %v, %v; want a 0700 folder", fi, err)
+	}
+	path := filepath.Join(dir, "k.json")
+	if _, _, err := Read(path, 10); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Read of a missing file: %v, want fs.ErrNotExist", err)
+	}
+	if s := Stamp(path); s != "" {
+		t.Errorf("Stamp of a missing file = %q", s)
+	}
+	if err := WriteAtomic(path, ".tmp-*", []byte("0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	data, fi, err := Read(path, 10)
+	if err != nil || string(data) != "0123456789" || fi.Size() != 10 {
+		t.Errorf("Read at the limit: %q, %v, %v", data, fi, err)
+	}
+	if _, _, err := Read(path, 9); !errors.Is(err, ErrTooLarge) || err.Error() != "too large" {
+		t.Errorf("Read past the limit: %v, want ErrTooLarge", err)
+	}
+	if _, _, err := Read(dir, 10); err == nil || !strings.HasPrefix(err.Error(), "unreadable: ") {
+		t.Errorf("Read of a folder: %v, want it unreadable", err)
+	}
+	first := Stamp(path)
+	if err := WriteAtomic(path, ".tmp-*", []byte("01234567890")); err != nil {
+		t.Fatal(err)
+	}
+	if second := Stamp(path); first == "" || second == "" || first == second {
+		t.Errorf("stamps before and after a write: %q, %q", first, second)
+	}
+	if s := Stamp(dir); s != "" {
+		t.Errorf("Stamp of a folder = %q, want none", s)
+	}
+	if err := MakeDir(path, "pin folder"); err == nil || !strings.Contains(err.Error(), "pin folder") {
+		t.Errorf("MakeDir of a file: %v", err)
+	}
 }
