@@ -221,6 +221,7 @@ func run() error {
 		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { addEarly() }
 	}
 	if os.Getenv(EnvAsk) == "1" {
+		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 		opts.RootsListChangedHandler = func(context.Context, *mcp.RootsListChangedRequest) { f.record(RootsChangedFile, "roots") }
 	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)

@@ -554,7 +554,7 @@ func TestWordnetJoinsVerbs(t *testing.T) {
 	}
 	// A verb's hypernym: to invoice is to bill.
 	e, h := wordnet()[stem("invoice")], wordnet()[stem("bill")]
-	if len(e.hypernyms) == 0 || len(h.senses) == 0 || !containsString(e.hypernyms, h.senses[0]) {
+	if len(e.hypernyms) == 0 || len(h.senses) == 0 || !slices.Contains(e.hypernyms, h.senses[0]) {
 		t.Errorf("WordNet: invoice %v, bill %v: want bill's sense among invoice's hypernyms", e, h)
 	}
 }

@@ -2,6 +2,7 @@ package search
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -52,11 +53,11 @@ func loadWordnet() map[string]wordnetEntry {
 				continue
 			}
 			t := "#" + id
-			if !containsString(e.senses, t) {
+			if !slices.Contains(e.senses, t) {
 				e.senses = append(e.senses, t)
 			}
 			for _, h := range hypers[id] {
-				if t := "#" + h; !containsString(e.hypernyms, t) {
+				if t := "#" + h; !slices.Contains(e.hypernyms, t) {
 					e.hypernyms = append(e.hypernyms, t)
 				}
 			}

@@ -1,5 +1,7 @@
 package workbench
 
+//lint:file-ignore SA1019 roots and sampling are deprecated from 2026-07-28 on, but hosts and servers of the 2025 protocols still use them, and the workbench relays what they use.
+
 import (
 	"context"
 	"encoding/json"
@@ -194,4 +196,20 @@ func (w *Workbench) rootsChanged(context.Context, *mcp.RootsListChangedRequest) 
 			s.RootsChanged()
 		}
 	}
+}
+
+// requestCapabilities reads the client capabilities a request of the
+// 2026-07-28 protocol declares in its _meta; nil if they are not an object.
+func requestCapabilities(raw json.RawMessage) *mcp.ClientCapabilities {
+	var caps mcp.ClientCapabilities
+	if json.Unmarshal(raw, &caps) != nil {
+		return nil
+	}
+	// The SDK's struct keeps "roots" where its JSON tag does not read it.
+	var roots struct {
+		Roots *mcp.RootCapabilities `json:"roots"`
+	}
+	_ = json.Unmarshal(raw, &roots)
+	caps.RootsV2 = roots.Roots
+	return &caps
 }

@@ -355,6 +355,7 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
 		// The host's roots changed: its servers are told (ask.go).
+		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 		RootsListChangedHandler: w.rootsChanged,
 		// open_toolbox lists the toolboxes, which a reload of the
 		// configuration changes.
