@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/shared"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -162,15 +163,15 @@ func whoami(t *testing.T, cs *mcp.ClientSession, toolbox, server string) string 
 	return downstreamPID(t, cs, toolbox, server)
 }
 
-// daemonPIDs are the shared workbenches running for this test's
+// sharedStatuses are the shared workbenches running for this test's
 // runtime folder, as mcp-workbench status reports them.
-func sharedStatuses(t testing.TB) []sharedStatus {
+func sharedStatuses(t testing.TB) []front.Status {
 	t.Helper()
 	code, out, errOut := runCmd(t, "", "status", "--json")
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	var list []sharedStatus
+	var list []front.Status
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -572,7 +573,7 @@ func TestSharedRestartBeforeInitialize(t *testing.T) {
 	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
 	p, stdout := startWorkbench(t, []string{"--config", cfg}, wbTag, "")
 	// The relay connects before the host says anything.
-	var first []sharedStatus
+	var first []front.Status
 	fakeserver.Eventually(t, "the relay's session in the shared workbench", func() bool {
 		first = sharedStatuses(t)
 		return len(first) == 1 && len(first[0].Sessions) == 1
