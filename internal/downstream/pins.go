@@ -348,39 +348,15 @@ func (ts *ToolSet) WithheldReason(name string) string {
 	return ts.withheld[name]
 }
 
-// withheldError is use_tool's refusal of a withheld tool.
-func (s *Server) withheldError(name, why string) *RefusedError {
+// withheldError is use_tool's refusal of a withheld tool, which says
+// the toolbox changed if viewer's last open showed the tool.
+func (s *Server) withheldError(viewer any, name, why string) *RefusedError {
 	msg := fmt.Sprintf("the tool is withheld until the user approves it: %s. Show the change with: %s — approve it with: %s",
 		why, ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, name), ReviewCommand("approve", s.o.ConfigPath, s.Toolbox, s.Name, name))
-	if _, ok := s.shownHash(name); ok {
+	if _, ok := s.shownHash(viewer, name); ok {
 		return &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened; open it again with open_toolbox to see its tools now. ", s.Toolbox) + msg}
 	}
 	return &RefusedError{Reason: msg}
-}
-
-// shownHash returns the hash of the definition the last open showed of
-// the tool name.
-func (s *Server) shownHash(name string) (string, bool) {
-	m := s.shownDefs.Load()
-	if m == nil {
-		return "", false
-	}
-	h, ok := (*m)[name]
-	return h, ok
-}
-
-// noteShown records the definitions of the tools an open showed, for
-// use_tool's "toolbox changed" (called under s.mu).
-func (s *Server) noteShown(ts *ToolSet) {
-	if ts == nil {
-		s.shownDefs.Store(nil)
-		return
-	}
-	m := make(map[string]string, len(ts.Tools))
-	for _, t := range ts.Tools {
-		m[t.Name] = t.def.Hash
-	}
-	s.shownDefs.Store(&m)
 }
 
 // verdict sums up what pinning made of a set: its withheld tools and those

@@ -307,3 +307,49 @@ func sameDir(a, b string) bool {
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
+
+// TestPoolChangedSinceOpenedIsPerSession: "the toolbox changed since it
+// was opened" compares a session's call with what that session's own
+// open showed. Session 1 opens from a stale catalog entry; session 2,
+// later, sees the live list. Session 1's call of a tool that is gone says
+// the toolbox changed; session 2's is the plain refusal. (One record for
+// the shared server made session 2's open erase session 1's view, or
+// lend its own to session 2.)
+func TestPoolChangedSinceOpenedIsPerSession(t *testing.T) {
+	e := newEnv(t)
+	cat := openCatalog(t)
+	text := `{"shared": true, "toolboxes": {"dev": {"description": "d", "mcpServers": {"a": ` + fake("a") + `}}}}`
+	cfg := e.config(text)
+	stale := []json.RawMessage{
+		json.RawMessage(`{"name":"echo","description":"Returns its arguments.","inputSchema":{"type":"object"}}`),
+		json.RawMessage(`{"name":"old_tool","description":"Gone from the server.","inputSchema":{"type":"object"}}`),
+	}
+	if err := cat.Put(keyOf(cfg, "dev", "a"), stale, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := e.newPool(downstream.Options{Catalog: cat})
+	cs1 := e.connect(e.pooled(p, cfg), nil)
+	cs2 := e.connect(e.pooled(p, e.config(text)), nil)
+
+	if r := openText(t, cs1, "dev"); statuses(r) != "a=starting" || strings.Join(toolNames(r), ",") != "a/echo,a/old_tool" {
+		t.Fatalf("session 1's open must show the catalog's entry: %s %v", statuses(r), toolNames(r))
+	}
+	// Session 2 opens once the server runs: it sees the live list.
+	fakeserver.Eventually(t, "session 2's open to show the live list", func() bool {
+		return statuses(openText(t, cs2, "dev")) == "a=connected"
+	})
+
+	if text, isErr := call(t, cs1, "use_tool", use("dev", "a", "old_tool", nil)); !isErr ||
+		!strings.Contains(text, "the toolbox 'dev' changed since it was opened") || !strings.Contains(text, "no such tool") {
+		t.Errorf("session 1 (opened from the stale entry) calls a tool that is gone: %s", text)
+	}
+	if text, isErr := call(t, cs2, "use_tool", use("dev", "a", "old_tool", nil)); !isErr ||
+		strings.Contains(text, "changed since it was opened") || !strings.Contains(text, "no such tool") {
+		t.Errorf("session 2 (opened from the live list) calls a tool that is gone: %s", text)
+	}
+	// Session 1 opens again: its view is the live list now.
+	openText(t, cs1, "dev")
+	if text, _ := call(t, cs1, "use_tool", use("dev", "a", "old_tool", nil)); strings.Contains(text, "changed since it was opened") {
+		t.Errorf("session 1 after opening again: %s", text)
+	}
+}
