@@ -504,6 +504,7 @@ func (s *Server) CloseFor(reason error) {
 		c.end(reason, true)
 	}
 	s.background.Wait()
+	s.o.Names.forget(s) // its tools are no other server's concern now
 }
 
 // conn is one live connection to a server: an MCP session and, for stdio,
