@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
@@ -63,7 +62,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	o := front.Options{Version: Version(), Logger: log, LogOut: logOut}
 	if opts.sharing(cfg) {
-		start := func(sock, config string) error { return startSharedDaemon(sock, config, opts.globalOptions) }
+		start := func(sock, config string) (<-chan error, error) { return startSharedDaemon(sock, config, opts.globalOptions) }
 		err := front.ServeShared(ctx, cfg, front.SharedOptions{Options: o, Start: start}, e.stdin, e.stdout)
 		if !errors.Is(err, front.ErrNotShared) {
 			return err
@@ -75,15 +74,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // startSharedDaemon starts serve-shared for the configuration at config,
 // detached, its log next to its socket sock.
-func startSharedDaemon(sock, config string, g globalOptions) error {
+func startSharedDaemon(sock, config string, g globalOptions) (<-chan error, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding the workbench's own executable: %w", err)
+		return nil, fmt.Errorf("finding the workbench's own executable: %w", err)
 	}
 	args := []string{"serve-shared", "--config", config}
 	if g.logLevel != "" {
 		args = append(args, "--log-level", g.logLevel)
 	}
-	logPath := sock[:len(sock)-len(filepath.Ext(sock))] + ".log"
-	return shared.StartDetached(exe, args, os.Environ(), logPath)
+	return shared.StartDetached(exe, args, os.Environ(), shared.LogPath(sock))
 }

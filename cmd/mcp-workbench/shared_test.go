@@ -590,3 +590,33 @@ func TestSharedRestartBeforeInitialize(t *testing.T) {
 	defer cs.Close()
 	whoami(t, cs, "tb", "a")
 }
+
+// TestSharedWorkbenchThatExitsAtOnce: a shared workbench that ends as it
+// starts (here its socket's path is taken by a file that is not a socket)
+// is noticed when it ends, not after the dial timeout: the session runs
+// its servers itself and says why, with the end of the shared
+// workbench's log.
+func TestSharedWorkbenchThatExitsAtOnce(t *testing.T) {
+	tag, wbTag := sharingTest(t, "exits")
+	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
+	dir, err := shared.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := shared.SocketPath(dir, cfg, Version())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sock, []byte("not a socket"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startSession(t, cfg, wbTag, "")
+	if text, isErr := callTool(t, p.cs, "use_tool", use("tb", "a", "echo", map[string]any{"text": "hi"})); isErr || !strings.Contains(text, "hi") {
+		t.Fatalf("the session did not serve itself: %s", text)
+	}
+	for _, want := range []string{"this session runs its servers itself", "ended without answering", "is not a socket"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("the session's log lacks %q:\n%s", want, p.stderr)
+		}
+	}
+}

@@ -73,7 +73,34 @@ func RunDaemon(ctx context.Context, cfg *config.Config, o DaemonOptions) error {
 	}
 	d := newDaemon(cfg, abs, sock, o.Options)
 	log.Info("shared workbench serving", "config", abs, "socket", sock, "pid", os.Getpid(), "version", o.Version)
+	stop := make(chan struct{})
+	defer close(stop)
+	go keepLogSmall(shared.LogPath(sock), log, stop)
 	return d.serve(ctx, ln)
+}
+
+// logCheckEvery is how often a shared workbench checks the size of its
+// log.
+const logCheckEvery = 5 * time.Second
+
+// keepLogSmall rotates the shared workbench's log (see
+// [shared.RotateLog]) until stop closes.
+func keepLogSmall(path string, log *slog.Logger, stop <-chan struct{}) {
+	t := time.NewTicker(logCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			switch rotated, err := shared.RotateLog(path); {
+			case err != nil:
+				log.Warn("could not rotate the log", "error", err)
+			case rotated:
+				log.Info("log rotated", "previous", path+".1")
+			}
+		case <-stop:
+			return
+		}
+	}
 }
 
 // daemon is the shared workbench: sessions, each a Workbench of its own,

@@ -52,8 +52,10 @@ const (
 type SharedOptions struct {
 	Options
 	// Start starts the shared workbench of the configuration file config
-	// (an absolute path), detached, to listen at sock: serve-shared.
-	Start func(sock, config string) error
+	// (an absolute path), detached, to listen at sock: serve-shared. Its
+	// channel gets an error when that process ends (see
+	// [shared.DialOrStart]).
+	Start func(sock, config string) (exited <-chan error, err error)
 }
 
 // ServeShared relays the host's session on in and out to the shared
@@ -87,7 +89,7 @@ func ServeShared(ctx context.Context, cfg *config.Config, o SharedOptions, in io
 			Protocol: shared.Protocol, Version: o.Version, Config: abs, Kind: shared.KindSession,
 			Cwd: cwd, Env: os.Environ(), PID: os.Getpid(), ShareAll: !cfg.Shared,
 		},
-		start: func() error { return o.Start(sock, abs) },
+		start: func() (<-chan error, error) { return o.Start(sock, abs) },
 	}
 	r := &sessionRelay{log: log, out: out}
 	b, err := c.dial(ctx)
@@ -117,7 +119,7 @@ type sharedClient struct {
 	log   *slog.Logger
 	sock  string
 	hello shared.Hello
-	start func() error
+	start func() (<-chan error, error)
 }
 
 // dial connects to the shared workbench, starting it if none answers, and
