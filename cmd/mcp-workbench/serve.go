@@ -62,7 +62,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	o := front.Options{Version: Version(), Logger: log, LogOut: logOut}
 	if opts.sharing(cfg) {
-		start := func(sock, config string) (<-chan error, error) { return startSharedDaemon(sock, config, opts.globalOptions) }
+		start := func(sock, config string) (<-chan error, error) {
+			return startSharedDaemon(sock, config, opts.globalOptions)
+		}
 		err := front.ServeShared(ctx, cfg, front.SharedOptions{Options: o, Start: start}, e.stdin, e.stdout)
 		if !errors.Is(err, front.ErrNotShared) {
 			return err
