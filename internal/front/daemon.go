@@ -113,6 +113,7 @@ type daemon struct {
 	started   time.Time
 	grace     time.Duration
 	pool      *downstream.Pool
+	logins    *workbench.Logins // one login per server url, for every session
 	watchdog  *proctree.Watchdog
 
 	mu       sync.Mutex
@@ -148,7 +149,7 @@ func newDaemon(cfg *config.Config, abs, sock string, o Options) *daemon {
 	})
 	return &daemon{
 		abs: abs, sock: sock, version: o.Version, log: log, logOut: logOut, started: time.Now(),
-		grace: cfg.SharedGrace, pool: pool, watchdog: wd,
+		grace: cfg.SharedGrace, pool: pool, logins: &workbench.Logins{}, watchdog: wd,
 		sessions: map[int]*daemonSession{}, stop: make(chan struct{}),
 	}
 }
@@ -287,7 +288,7 @@ func (d *daemon) open(h shared.Hello, conn net.Conn) (*daemonSession, error) {
 	d.nextID++
 	s := &daemonSession{id: d.nextID, hello: h, since: time.Now(), conn: conn}
 	s.log = d.log.With("session", s.id)
-	s.wb = workbench.New(cfg, workbench.Options{Version: d.version, Logger: s.log, Stderr: d.logOut, Pool: d.pool})
+	s.wb = workbench.New(cfg, workbench.Options{Version: d.version, Logger: s.log, Stderr: d.logOut, Pool: d.pool, Logins: d.logins})
 	d.sessions[s.id] = s
 	d.idle.Stop()
 	s.log.Info("session started", "pid", h.PID, "cwd", h.Cwd, "sessions", len(d.sessions))

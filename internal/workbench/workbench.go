@@ -54,6 +54,11 @@ type Options struct {
 	// still names the file in the commands messages give), and the
 	// workbench starts no watchdog of its own.
 	Pool *downstream.Pool
+	// Logins, if set, are the logins through a host shared with other
+	// workbenches (those of a shared workbench's sessions): sessions that
+	// need the same login get one, each shown its page, and all are told
+	// when it ends. Nil: the workbench's own.
+	Logins *Logins
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -71,7 +76,7 @@ type Workbench struct {
 	// lock, and a reload swaps it whole.
 	state atomic.Pointer[state]
 
-	logins logins // logins whose pages went to a host
+	logins *Logins // logins whose pages went to a host
 
 	indexes indexCache // search indexes of recent searches
 
@@ -123,6 +128,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		version:      opts.Version,
 		catalogOpens: !opts.CatalogStoreOnly,
 		pool:         opts.Pool,
+		logins:       opts.Logins,
+	}
+	if w.logins == nil {
+		w.logins = &Logins{}
 	}
 	var do downstream.Options
 	if opts.Downstream != nil {
