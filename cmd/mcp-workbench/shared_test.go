@@ -620,3 +620,37 @@ func TestSharedWorkbenchThatExitsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedLeavesOnlyItsLog: once the last session has left and the
+// grace has passed, the shared workbench leaves nothing in the runtime
+// folder but its log: no socket, no lock file.
+func TestSharedLeavesOnlyItsLog(t *testing.T) {
+	tag, wbTag := sharingTest(t, "leftovers")
+	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
+	p := startSession(t, cfg, wbTag, "")
+	whoami(t, p.cs, "tb", "a")
+	st := sharedStatuses(t)
+	if len(st) != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	_ = p.stdin.Close()
+	<-p.done
+	fakeserver.Eventually(t, "the shared workbench gone", func() bool { return processGone(st[0].PID) })
+	dir, err := shared.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			left = append(left, e.Name())
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("left in the runtime folder after the shared workbench ended: %v", left)
+	}
+}

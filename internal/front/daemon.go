@@ -74,9 +74,11 @@ func RunDaemon(ctx context.Context, cfg *config.Config, o DaemonOptions) error {
 	d := newDaemon(cfg, abs, sock, o.Options)
 	log.Info("shared workbench serving", "config", abs, "socket", sock, "pid", os.Getpid(), "version", o.Version)
 	stop := make(chan struct{})
-	defer close(stop)
 	go keepLogSmall(shared.LogPath(sock), log, stop)
-	return d.serve(ctx, ln)
+	err = d.serve(ctx, ln) // its socket is gone once it returns
+	close(stop)
+	shared.RemoveLocks(sock)
+	return err
 }
 
 // logCheckEvery is how often a shared workbench checks the size of its

@@ -234,14 +234,14 @@ func DialOrStart(ctx context.Context, path string, start func() (exited <-chan e
 	if c, err := Dial(ctx, path); err == nil || !absent(err) {
 		return c, err
 	}
-	unlock, err := userfile.Lock(ctx, path+".lock")
+	release, err := userfile.LockRemovable(ctx, path+".lock")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("another mcp-workbench is starting the shared workbench at %s, and it did not answer in time", path)
 		}
 		return nil, fmt.Errorf("taking the lock %s: %w", path+".lock", err)
 	}
-	defer unlock()
+	defer release(false)
 	if c, err := Dial(ctx, path); err == nil || !absent(err) {
 		return c, err
 	}
@@ -271,6 +271,21 @@ func DialOrStart(ctx context.Context, path string, start func() (exited <-chan e
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// RemoveLocks removes the lock files of the daemon at path that no one
+// holds: what a daemon does as it exits, so that it leaves nothing behind
+// but its log. (Each lock is taken with [userfile.LockRemovable], which
+// copes with a holder removing it.)
+func RemoveLocks(path string) {
+	for _, lock := range []string{path + ".listen.lock", path + ".lock"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		release, err := userfile.LockRemovable(ctx, lock)
+		cancel()
+		if err == nil {
+			release(true)
+		}
 	}
 }
 

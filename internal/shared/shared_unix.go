@@ -34,11 +34,11 @@ func Listen(path string, opts ListenOptions) (net.Listener, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	unlock, err := userfile.Lock(ctx, path+".listen.lock")
+	release, err := userfile.LockRemovable(ctx, path+".listen.lock")
 	if err != nil {
 		return nil, fmt.Errorf("taking the lock %s: %w", path+".listen.lock", err)
 	}
-	defer unlock()
+	defer release(false)
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("%s is not a socket; remove it to share a workbench there", path)
