@@ -213,10 +213,8 @@ func logTail(path string, from int64) string {
 	from = max(from, fi.Size()-limit)
 	b := make([]byte, fi.Size()-from)
 	n, _ := f.ReadAt(b, from)
-	return strings.Join(strings.Fields(strings.ReplaceAll(string(b[:n]), "\n", " ")), " ")
+	return strings.Join(strings.Fields(string(b[:n])), " ")
 }
-
-func max64(a, b int64) int64 { return max(a, b) }
 
 // RotateLog keeps the log of a daemon started by [StartDetached] under
 // [MaxLog]: when this process's stderr is the file at path and it has
