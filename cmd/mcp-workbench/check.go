@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
@@ -75,7 +76,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	// Every tool list check gets is stored in the tool catalog when it
 	// differs from the entry there: check refreshes the catalog, and never
 	// answers from it.
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true, Pins: openPins(log)})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: front.OpenCatalog(log), CatalogStoreOnly: true, Pins: front.OpenPins(log)})
 	defer wb.Close()
 
 	// What each start produced: the report reads these, never the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
@@ -73,7 +74,7 @@ func runTools(ctx context.Context, e *env, args []string) error {
 			return e.usageError("tools", fmt.Errorf("toolbox %q has no server %q (servers: %s)", opts.toolbox, opts.server, strings.Join(names, ", ")))
 		}
 	}
-	store := openPins(log)
+	store := front.OpenPins(log)
 	if store == nil {
 		return &exitError{code: 1}
 	}
@@ -93,7 +94,7 @@ func (e *unknownToolError) Error() string { return e.msg }
 // reviewTools starts the selected servers and shows (diff) or pins
 // (approve) their tools' changes.
 func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, store *pins.Store, log *slog.Logger, logOut, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true, Pins: store})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: front.OpenCatalog(log), CatalogStoreOnly: true, Pins: store})
 	defer wb.Close()
 	var servers []*downstream.Server
 	for _, name := range cfg.ToolboxNames() {
@@ -212,10 +213,4 @@ func indentLines(s, prefix string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// openPins opens the pin store in the user's configuration folder.
-// Without one the workbench cannot pin: it says so and serves as before.
-func openPins(log *slog.Logger) *pins.Store {
-	return openUserStore(log, pins.DefaultDir, pins.Open, "no pin store: tool definitions are not pinned, and changed tools are not withheld")
 }

@@ -27,11 +27,19 @@ import (
 // live list pins the tools a known server adds.
 
 // ToolNames is what every server of a workbench listed, for screening's
-// cross-server mentions. Safe for concurrent use.
+// cross-server mentions. Each server keeps its own entry, under its
+// "toolbox/server" label: in a shared workbench two sessions' copies of a
+// server (one that is not shared, or whose definition differs between
+// them) have the same label and different tools. Safe for concurrent use.
 type ToolNames struct {
 	mu      sync.Mutex
-	m       map[string][]string // "toolbox/server" → its tool names
-	version uint64              // counts changes of m
+	m       map[*Server]labelled // each server's tool names
+	version uint64               // counts changes of m
+}
+
+type labelled struct {
+	label string // "toolbox/server"
+	names []string
 }
 
 // Version counts the changes of the names: a tool set screened under
@@ -45,24 +53,37 @@ func (n *ToolNames) Version() uint64 {
 	return n.version
 }
 
-// Set records the tool names of server label.
-func (n *ToolNames) Set(label string, names []string) {
+// set records the tool names of server s.
+func (n *ToolNames) set(s *Server, label string, names []string) {
 	if n == nil {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.m == nil {
-		n.m = map[string][]string{}
+		n.m = map[*Server]labelled{}
 	}
-	if old, ok := n.m[label]; ok && slices.Equal(old, names) {
+	if old, ok := n.m[s]; ok && slices.Equal(old.names, names) {
 		return
 	}
-	n.m[label] = names
+	n.m[s] = labelled{label: label, names: names}
 	n.version++
 }
 
-// others returns the tools of every server but label.
+// forget drops the names of s, a server closed for good.
+func (n *ToolNames) forget(s *Server) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.m[s]; ok {
+		delete(n.m, s)
+		n.version++
+	}
+}
+
+// others returns the tools of every server but those labelled label.
 func (n *ToolNames) others(label string) pins.Others {
 	if n == nil {
 		return nil
@@ -70,12 +91,12 @@ func (n *ToolNames) others(label string) pins.Others {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := pins.Others{}
-	for l, names := range n.m {
-		if l == label {
+	for _, e := range n.m {
+		if e.label == label {
 			continue
 		}
-		for _, name := range names {
-			out[name] = l
+		for _, name := range e.names {
+			out[name] = e.label
 		}
 	}
 	return out
@@ -139,7 +160,7 @@ func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
 		defs[i] = t.def
 	}
 	if live {
-		s.o.Names.Set(label, full.offeredAll())
+		s.o.Names.set(s, label, full.offeredAll())
 	}
 	out := &ToolSet{byName: map[string]*Tool{}, filtered: full.filtered, all: full.all, withheld: map[string]string{}, flags: map[string][]string{}}
 	store := s.o.Pins
@@ -348,39 +369,15 @@ func (ts *ToolSet) WithheldReason(name string) string {
 	return ts.withheld[name]
 }
 
-// withheldError is use_tool's refusal of a withheld tool.
-func (s *Server) withheldError(name, why string) *RefusedError {
+// withheldError is use_tool's refusal of a withheld tool, which says
+// the toolbox changed if viewer's last open showed the tool.
+func (s *Server) withheldError(viewer any, name, why string) *RefusedError {
 	msg := fmt.Sprintf("the tool is withheld until the user approves it: %s. Show the change with: %s — approve it with: %s",
 		why, ReviewCommand("diff", s.o.ConfigPath, s.Toolbox, s.Name, name), ReviewCommand("approve", s.o.ConfigPath, s.Toolbox, s.Name, name))
-	if _, ok := s.shownHash(name); ok {
+	if _, ok := s.shownHash(viewer, name); ok {
 		return &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened; open it again with open_toolbox to see its tools now. ", s.Toolbox) + msg}
 	}
 	return &RefusedError{Reason: msg}
-}
-
-// shownHash returns the hash of the definition the last open showed of
-// the tool name.
-func (s *Server) shownHash(name string) (string, bool) {
-	m := s.shownDefs.Load()
-	if m == nil {
-		return "", false
-	}
-	h, ok := (*m)[name]
-	return h, ok
-}
-
-// noteShown records the definitions of the tools an open showed, for
-// use_tool's "toolbox changed" (called under s.mu).
-func (s *Server) noteShown(ts *ToolSet) {
-	if ts == nil {
-		s.shownDefs.Store(nil)
-		return
-	}
-	m := make(map[string]string, len(ts.Tools))
-	for _, t := range ts.Tools {
-		m[t.Name] = t.def.Hash
-	}
-	s.shownDefs.Store(&m)
 }
 
 // verdict sums up what pinning made of a set: its withheld tools and those

@@ -165,12 +165,8 @@ type Server struct {
 	pinKey        string
 	pinMu         sync.Mutex // guards corruptWarned
 	corruptWarned string
-	// shownDefs maps the tools the last open showed to their definitions'
-	// hashes: a call of a tool whose definition changed since then is
-	// refused with "the toolbox changed".
-	shownDefs atomic.Pointer[map[string]string]
-	catMu     sync.Mutex // guards cat
-	cat       cachedEntry
+	catMu         sync.Mutex // guards cat
+	cat           cachedEntry
 
 	mu       sync.Mutex
 	live     *conn // the current connection, nil if none
@@ -183,12 +179,10 @@ type Server struct {
 	// nothing of the server logs after it. Added to under mu, never once
 	// closed.
 	background sync.WaitGroup
-	// shown is the tool set the last open_toolbox showed of this server
-	// when it came from the catalog, nil when it was the live list; changed
-	// is set when the live list turned out to differ from it (see
-	// [Server.ChangedSinceShown]).
-	shown   *ToolSet
-	changed bool
+	// views are what each viewer's last open_toolbox showed of the server
+	// (see [Server.Shown]): a server of a shared workbench is seen by
+	// every session that uses it, each through its own opens.
+	views map[any]*view
 	// listedTools is the server's last live list, kept from the moment it
 	// is listed (before the connection counts as live) until the next one.
 	listedTools *ToolSet
@@ -516,6 +510,7 @@ func (s *Server) CloseFor(reason error) {
 		c.end(reason, true)
 	}
 	s.background.Wait()
+	s.o.Names.forget(s) // its tools are no other server's concern now
 }
 
 // conn is one live connection to a server: an MCP session and, for stdio,

@@ -101,3 +101,46 @@ func TestFolderReadAndStamp(t *testing.T) {
 		t.Errorf("MakeDir of a file: %v", err)
 	}
 }
+
+// A holder of a removable lock removes it as it releases it: the process
+// that waited for the lock then holds the file the path names, so that a
+// third one still waits. (Holding the removed file, it would not exclude
+// the third, which makes a new one.)
+func TestLockRemovableStaysExclusive(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows; sharing, which removes its locks, does not run there")
+	}
+	path := filepath.Join(t.TempDir(), "k.lock")
+	first, err := LockRemovable(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		release func(bool)
+		err     error
+	}
+	second := make(chan result, 1)
+	waiting := make(chan struct{})
+	go func() {
+		close(waiting)
+		r, err := LockRemovable(context.Background(), path)
+		second <- result{r, err}
+	}()
+	<-waiting
+	// The second has opened the file, or will open the new one: either
+	// way it must end up holding the file path names.
+	first(true)
+	r := <-second
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := LockRemovable(ctx, path); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third LockRemovable while the second holds the lock: %v, want the context's deadline", err)
+	}
+	r.release(true)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file after a release that removes it: %v", err)
+	}
+}

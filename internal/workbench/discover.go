@@ -199,15 +199,15 @@ func (w *Workbench) openTimeout() time.Duration {
 // shownFrom notes, for each server whose tools a result showed, where they
 // came from (see [downstream.Server.Shown]), and counts its toolbox as
 // opened: a use_tool of a tool it showed starts only that tool's server.
-func shownFrom(ks []known, used map[*downstream.Server]bool) {
+func (w *Workbench) shownFrom(ks []known, used map[*downstream.Server]bool) {
 	for _, k := range ks {
 		if !used[k.s] {
 			continue
 		}
 		if k.status == statusCatalog {
-			k.s.Shown(k.tools)
+			k.s.Shown(w, k.tools)
 		} else {
-			k.s.Shown(nil)
+			k.s.Shown(w, nil)
 		}
 		k.tb.opened.Store(true)
 	}
@@ -260,7 +260,7 @@ func (w *Workbench) Search(ctx context.Context, name, query string, limit int) *
 		note = `Call a tool with use_tool. For tools listed under "more", call open_toolbox with "toolbox_name" and "tools" to get their descriptions and schemas.`
 	}
 	res, used := w.renderTools(head.Bytes(), full, more, note, false)
-	shownFrom(ks, used)
+	w.shownFrom(ks, used)
 	return res
 }
 
@@ -423,7 +423,7 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 		return textResult(b.String(), true)
 	}
 	res, used := w.renderTools(tb.head(), picked, nil, "", false)
-	shownFrom(ks, used)
+	w.shownFrom(ks, used)
 	return res
 }
 

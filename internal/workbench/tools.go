@@ -205,7 +205,7 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 		case late[i] && views[i].status != downstream.StatusConnected:
 			views[i] = w.startingView(s)
 		}
-		s.Shown(views[i].shown())
+		s.Shown(w, views[i].shown())
 	}
 	tb.opened.Store(true)
 	return w.renderOpen(tb, views), false, nil
@@ -250,7 +250,7 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 	}
 	for _, i := range cached {
 		s := tb.servers[i]
-		s.Shown(views[i].tools)
+		s.Shown(w, views[i].tools)
 		s.StartInBackground()
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.openTimeout())
@@ -269,7 +269,7 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 	wg.Wait()
 	for i, s := range tb.servers {
 		if views[i].status == downstream.StatusConnected {
-			s.Shown(nil)
+			s.Shown(w, nil)
 		}
 	}
 	tb.opened.Store(true)

@@ -57,6 +57,11 @@ type Options struct {
 	// Cwd is the host session's folder: the root a server that asks for
 	// roots gets when the host cannot be asked. Empty: the process's.
 	Cwd string
+	// Logins, if set, are the logins through a host shared with other
+	// workbenches (those of a shared workbench's sessions): sessions that
+	// need the same login get one, each shown its page, and all are told
+	// when it ends. Nil: the workbench's own.
+	Logins *Logins
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -74,7 +79,7 @@ type Workbench struct {
 	// lock, and a reload swaps it whole.
 	state atomic.Pointer[state]
 
-	logins logins // logins whose pages went to a host
+	logins *Logins // logins whose pages went to a host
 
 	indexes indexCache // search indexes of recent searches
 
@@ -131,6 +136,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		version:      opts.Version,
 		catalogOpens: !opts.CatalogStoreOnly,
 		pool:         opts.Pool,
+		logins:       opts.Logins,
+	}
+	if w.logins == nil {
+		w.logins = &Logins{}
 	}
 	var do downstream.Options
 	if opts.Downstream != nil {
