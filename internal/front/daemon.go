@@ -290,7 +290,7 @@ func (d *daemon) open(h shared.Hello, conn net.Conn) (*daemonSession, error) {
 	d.nextID++
 	s := &daemonSession{id: d.nextID, hello: h, since: time.Now(), conn: conn}
 	s.log = d.log.With("session", s.id)
-	s.wb = workbench.New(cfg, workbench.Options{Version: d.version, Logger: s.log, Stderr: d.logOut, Pool: d.pool, Logins: d.logins, Cwd: h.Cwd})
+	s.wb = workbench.New(cfg, workbench.Options{Version: d.version, Logger: s.log, Stderr: d.logOut, Pool: d.pool, Logins: d.logins})
 	d.sessions[s.id] = s
 	d.idle.Stop()
 	s.log.Info("session started", "pid", h.PID, "cwd", h.Cwd, "sessions", len(d.sessions))

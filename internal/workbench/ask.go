@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,8 +21,7 @@ import (
 // roots/list), at any time; a host on the 2026-07-28 protocol takes no
 // requests from servers: during a use_tool call, the call's result becomes
 // input_required and the host's retry answers (roundtrip.go); outside a
-// call, roots/list is answered with the session's folder and anything else
-// is refused.
+// call nothing is passed, roots/list included.
 
 // HostCapabilities returns the capabilities the workbench relays to its
 // servers: those its host declared, at initialize or, on the 2026-07-28
@@ -75,9 +71,8 @@ func (w *Workbench) Ask(ctx context.Context, method string, params json.RawMessa
 		ctx, cancel = context.WithTimeout(ctx, holdFor)
 		defer cancel()
 	} else {
-		if method == downstream.MethodListRoots {
-			return json.Marshal(&mcp.ListRootsResult{Roots: w.defaultRoots()})
-		}
+		// Not even roots/list: a server keeps what it was given (a
+		// filesystem server its folders), as it would with this host.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the host uses the 2026-07-28 protocol, which takes a server's " + method + " only during a call of one of its tools"}
 	}
 	switch method {
@@ -160,20 +155,6 @@ func canAnswer(caps *mcp.ClientCapabilities, method string, params json.RawMessa
 		}
 	}
 	return nil
-}
-
-// defaultRoots is what a server that asks for roots gets when the host
-// cannot be asked: the session's folder.
-func (w *Workbench) defaultRoots() []*mcp.Root {
-	dir := w.cwd
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	if dir == "" {
-		return []*mcp.Root{}
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
-	return []*mcp.Root{{URI: u.String(), Name: filepath.Base(dir)}}
 }
 
 // ElicitationComplete passes a server's notifications/elicitation/complete

@@ -54,9 +54,6 @@ type Options struct {
 	// still names the file in the commands messages give), and the
 	// workbench starts no watchdog of its own.
 	Pool *downstream.Pool
-	// Cwd is the host session's folder: the root a server that asks for
-	// roots gets when the host cannot be asked. Empty: the process's.
-	Cwd string
 	// Logins, if set, are the logins through a host shared with other
 	// workbenches (those of a shared workbench's sessions): sessions that
 	// need the same login get one, each shown its page, and all are told
@@ -93,10 +90,8 @@ type Workbench struct {
 	hostsClosed bool
 	servers     []*mcp.Server // the MCP servers of the host sessions, to update on reload
 
-	// host is the host's connection its servers ask (ask.go); cwd the
-	// session's folder, their roots when the host cannot be asked.
+	// host is the host's connection its servers ask (ask.go).
 	host atomic.Pointer[hostConn]
-	cwd  string
 }
 
 // state is one configuration's toolboxes. It is never changed once
@@ -176,7 +171,6 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.Host == nil {
 		do.Host = w
 	}
-	w.cwd = opts.Cwd
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
