@@ -449,7 +449,8 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			return nil, errClosed
 		}
 		var se *serverproc.StartError
-		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
+		var bound *boundError // the same list would pass it again
+		if errors.As(err, &se) || errors.As(err, &bound) || attempt > s.cfg.MaxRetries {
 			s.log.Warn("could not start", "attempts", attempt, "error", err)
 			return nil, &connectError{Attempts: attempt, Err: err}
 		}
@@ -699,11 +700,14 @@ func (c *conn) listTools(ctx context.Context) error {
 		}
 		res, err := c.cs.ListTools(ctx, params)
 		if err != nil {
+			if c.cap != nil && c.cap.refusal() != nil {
+				err = c.cap.refusal() // the bound it passed, for dialWithRetries
+			}
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		typed = append(typed, res.Tools...)
 		if max := s.cfg.MaxTools; max > 0 && len(typed) > max { // what no capture bounded
-			return fmt.Errorf("listing tools: the server lists more than %d tools (maxTools)", max)
+			return fmt.Errorf("listing tools: %w", tooManyTools(max))
 		}
 		if res.NextCursor == "" || res.NextCursor == params.Cursor {
 			break
