@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 
@@ -233,6 +236,76 @@ func (r *capture) addPage(page json.RawMessage) error {
 	}
 	r.pages = append(r.pages, page)
 	return nil
+}
+
+// listBound bounds the bytes of a streamable HTTP server's tool list as
+// they are read, as capture does for the other transports: the SDK's
+// streamable client cannot be wrapped (see captureTransport), so the bound
+// sits on the HTTP bodies that answer its tools/list requests, their
+// pages together. Past it, the body fails the read and the listing ends
+// with the bound it passed.
+type listBound struct {
+	base    http.RoundTripper
+	max     int
+	used    atomic.Int64
+	refused atomic.Pointer[boundError]
+}
+
+// reset starts a new listing.
+func (b *listBound) reset() {
+	b.used.Store(0)
+	b.refused.Store(nil)
+}
+
+// refusal returns the bound the listing under way passed, if any.
+func (b *listBound) refusal() error {
+	if err := b.refused.Load(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (b *listBound) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(req)
+	if err == nil && b.max > 0 && isToolsList(req) {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, b: b}
+	}
+	return resp, err
+}
+
+// listMethod starts the method of an MCP tools/list request as the SDK
+// encodes it: after "jsonrpc" and "id", within the body's first bytes.
+var listMethod = []byte(`"method":"tools/list"`)
+
+// isToolsList reports whether req posts a tools/list request, from a copy
+// of its body's first bytes.
+func isToolsList(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	var head [128]byte
+	n, _ := io.ReadFull(body, head[:])
+	return bytes.Contains(head[:n], listMethod)
+}
+
+type boundedBody struct {
+	io.ReadCloser
+	b *listBound
+}
+
+func (r *boundedBody) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if r.b.used.Add(int64(n)) > int64(r.b.max) {
+		bound := listTooLarge(r.b.max)
+		r.b.refused.CompareAndSwap(nil, bound)
+		return 0, bound
+	}
+	return n, err
 }
 
 // sizeText says a number of bytes for a message: in MiB when it is whole

@@ -527,6 +527,7 @@ type conn struct {
 	proc   *serverproc.Process // stdio only
 	stdio  *stdioConn          // stdio only: the relay's connection
 	cap    *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
+	bound  *listBound          // streamable HTTP: the tool list's bytes, bounded as they come
 	probe  *statusProbe        // http and sse
 	client *mcp.Client
 	// caps are the client capabilities the server was told (ask.go);
@@ -691,6 +692,9 @@ func (c *conn) listTools(ctx context.Context) error {
 	if c.cap != nil {
 		c.cap.takePages()
 	}
+	if c.bound != nil {
+		c.bound.reset()
+	}
 	const maxPages = 1000
 	var typed []*mcp.Tool
 	params := &mcp.ListToolsParams{}
@@ -700,8 +704,11 @@ func (c *conn) listTools(ctx context.Context) error {
 		}
 		res, err := c.cs.ListTools(ctx, params)
 		if err != nil {
-			if c.cap != nil && c.cap.refusal() != nil {
-				err = c.cap.refusal() // the bound it passed, for dialWithRetries
+			switch { // the bound it passed, for dialWithRetries
+			case c.cap != nil && c.cap.refusal() != nil:
+				err = c.cap.refusal()
+			case c.bound != nil && c.bound.refusal() != nil:
+				err = c.bound.refusal()
 			}
 			return fmt.Errorf("listing tools: %w", err)
 		}
