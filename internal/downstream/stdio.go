@@ -86,12 +86,23 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
+		if perr == nil && m.IsResponse() {
+			// A tool list is bounded before the SDK decodes it (a copy of
+			// its own, and every tool as a struct); its page is kept as
+			// the line holds it.
+			if jid, ok := rpcID(m.ID); ok {
+				if _, err := s.cap.deliver(jid, m.Result, len(m.Error) == 0); err != nil {
+					s.release = true
+					return &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}, nil
+				}
+			}
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			s.proc.Note("stdout message is not valid JSON-RPC, ignored: " + serverproc.Clip(string(line), 200))
 			continue
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok && s.cap.deliverTo(resp) {
+		if resp, ok := msg.(*jsonrpc.Response); ok && perr != nil && s.cap.deliverTo(resp) {
 			s.release = true
 		}
 		return msg, nil
