@@ -70,7 +70,9 @@ func TestTooLongResultFailsAtOnce(t *testing.T) {
 		cfg := h.config("big")
 		cfg.RequestTimeout = 10 * time.Minute
 		s := h.server(cfg)
-		_, err := s.Call(ctxT(t), "big", json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, serverproc.MaxLine)), nil)
+		// 6 MiB past the limit: the rest of the line is skipped, not read
+		// as lines of its own.
+		_, err := s.Call(ctxT(t), "big", json.RawMessage(fmt.Sprintf(`{"bytes":%d}`, serverproc.MaxLine+6<<20)), nil)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("err = %v, want %q", err, want)
 		}
@@ -80,6 +82,9 @@ func TestTooLongResultFailsAtOnce(t *testing.T) {
 		}
 		if n := len(h.lines(fakeserver.StartsFile)); n != 1 {
 			t.Errorf("%d starts, want 1", n)
+		}
+		if strings.Contains(h.stderr.String(), "not JSON-RPC") {
+			t.Errorf("the rest of the long line was read as lines: %s", h.stderr)
 		}
 	})
 }
