@@ -51,7 +51,7 @@ test: lint test-deps
 	$(MAKE) --no-print-directory search-eval
 	$(MAKE) --no-print-directory screen-eval
 	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup' -benchtime 100x ./cmd/mcp-workbench
-	$(GO) test -run '^$$' -bench '^Benchmark(Context|Open|OpenCatalog)$$' -benchtime 1x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench '^Benchmark(Context|Open|OpenCatalog|RefusedToolList)$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -short -run '^$$' -bench '^BenchmarkShared$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench
 	$(GO) test -run '^$$' -bench 'SearchCatalog' -benchtime 3x ./internal/workbench
@@ -80,6 +80,7 @@ bench: test-deps
 	{ ./bin/bench.test -test.run '^$$' -test.bench '^Benchmark(Call|Throughput)$$' -test.benchtime 10000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkCallLarge$$' -test.benchtime 1000x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Startup' -test.benchtime 200x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkRefusedToolList$$' -test.benchtime 1x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkOpen(Catalog)?$$' -test.benchtime 10x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkShared$$/^sessions=' -test.benchtime 3x && \

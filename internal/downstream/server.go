@@ -443,7 +443,8 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			return nil, errClosed
 		}
 		var se *serverproc.StartError
-		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
+		var bound *boundError // the same list would pass it again
+		if errors.As(err, &se) || errors.As(err, &bound) || attempt > s.cfg.MaxRetries {
 			s.log.Warn("could not start", "attempts", attempt, "error", err)
 			return nil, &connectError{Attempts: attempt, Err: err}
 		}
@@ -521,6 +522,7 @@ type conn struct {
 	proc   *serverproc.Process // stdio only
 	stdio  *stdioConn          // stdio only: the relay's connection
 	cap    *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
+	bound  *listBound          // streamable HTTP: the tool list's bytes, bounded as they come
 	probe  *statusProbe        // http and sse
 	client *mcp.Client
 	// caps are the client capabilities the server was told (ask.go);
@@ -685,6 +687,9 @@ func (c *conn) listTools(ctx context.Context) error {
 	if c.cap != nil {
 		c.cap.takePages()
 	}
+	if c.bound != nil {
+		c.bound.reset()
+	}
 	const maxPages = 1000
 	var typed []*mcp.Tool
 	params := &mcp.ListToolsParams{}
@@ -694,11 +699,17 @@ func (c *conn) listTools(ctx context.Context) error {
 		}
 		res, err := c.cs.ListTools(ctx, params)
 		if err != nil {
+			switch { // the bound it passed, for dialWithRetries
+			case c.cap != nil && c.cap.refusal() != nil:
+				err = c.cap.refusal()
+			case c.bound != nil && c.bound.refusal() != nil:
+				err = c.bound.refusal()
+			}
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		typed = append(typed, res.Tools...)
 		if max := s.cfg.MaxTools; max > 0 && len(typed) > max { // what no capture bounded
-			return fmt.Errorf("listing tools: the server lists more than %d tools (maxTools)", max)
+			return fmt.Errorf("listing tools: %w", tooManyTools(max))
 		}
 		if res.NextCursor == "" || res.NextCursor == params.Cursor {
 			break

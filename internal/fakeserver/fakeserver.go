@@ -54,6 +54,8 @@ const (
 	// Hostile answers, each written by hand, not by the SDK.
 	EnvDeepResult  = "FAKE_DEEP_RESULT"  // N: add tool "deep", answered with a result holding N nested arrays
 	EnvEndless     = "FAKE_ENDLESS"      // N: add tool "endless", answered with a line of N bytes that never ends
+	EnvEndlessPad  = "FAKE_ENDLESS_PAD"  // N: the endless line holds N bytes before its id
+	EnvEndlessEnds = "FAKE_ENDLESS_ENDS" // "1": the endless line ends after its N bytes, and the server goes on
 	EnvHugeList    = "FAKE_HUGE_LIST"    // N: answer tools/list with N tools of about 250 bytes each, in one page
 	EnvStopReading = "FAKE_STOP_READING" // "1": add tool "stop_reading": once called, the server reads no more of its stdin
 	EnvAsk         = "FAKE_ASK"          // "1": add tools "ask" and "client_caps" (ask.go)
@@ -712,8 +714,16 @@ func (c *mangledConn) hostile(resp *jsonrpc.Response) bool {
 		writeRepeat(out, "]", c.m.deep)
 		out.WriteString("}}\n")
 	case tool == "endless" && c.m.endless > 0:
-		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		if pad := envInt(EnvEndlessPad); pad > 0 {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","_meta":{"pad":"%s"},"id":%s,"result":{"content":[{"type":"text","text":"`, strings.Repeat("p", pad), id)
+		} else {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		}
 		writeRepeat(out, "x", c.m.endless)
+		if os.Getenv(EnvEndlessEnds) == "1" {
+			out.WriteString(`"}]}}` + "\n")
+			break
+		}
 		_ = out.Flush()
 		for { // the line never ends, and the server says nothing more
 			time.Sleep(time.Hour)

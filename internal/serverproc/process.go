@@ -6,6 +6,7 @@ package serverproc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -179,6 +180,12 @@ func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 // *[frame.TooLongError], as [frame.Reader.Next] reports it: the caller
 // decides what it means, and reads on.
 func (p *Process) ReadLine() ([]byte, error) { return p.stdout.next() }
+
+// LimitLines lets limit lower the length limit of a long line once its
+// top-level id is known (see [frame.Reader.LimitFor]): a tool list is
+// refused by its own bound as it comes, not once read whole. Call it
+// before the first ReadLine.
+func (p *Process) LimitLines(limit func(id json.RawMessage) int) { p.stdout.r.LimitFor = limit }
 
 // Exited is closed once the child has exited and been waited for.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

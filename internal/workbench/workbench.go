@@ -363,6 +363,7 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 		// open_toolbox lists the toolboxes, which a reload of the
 		// configuration changes.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SetCacheable: cacheToolList,
 	})
 	w.hostsMu.Lock()
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
@@ -378,6 +379,21 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	t.conn.ss.Store(ss)
 	w.host.Store(t.conn)
 	return ss, nil
+}
+
+// toolListTTL is the life tools/list gives the workbench's two tools, in
+// ms: a day. They change only when a reload changes the toolboxes, and
+// the host is told then (notifications/tools/list_changed); a host that
+// keeps the list (2026-07-28 hosts read ttlMs) keeps its prompt's bytes
+// too.
+const toolListTTL = 24 * 60 * 60 * 1000
+
+// cacheToolList sets the caching hints of the workbench's tools/list:
+// toolListTTL, and "private", since the toolboxes it names are the user's.
+func cacheToolList(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.ListToolsRequest); ok {
+		c.TTLMs, c.CacheScope = toolListTTL, "private"
+	}
 }
 
 // handleUseElsewhere is use_tool's handler in the SDK, which never runs:
