@@ -103,7 +103,9 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	for _, s := range servers {
 		wg.Go(func() {
 			start := time.Now()
+			stopWatch := watchInstall(s, start, logOut)
 			tools, err := s.Connect(ctx)
+			stopWatch()
 			o := &outcome{took: time.Since(start), tools: tools, err: err}
 			mu.Lock()
 			results[s] = o
@@ -181,6 +183,38 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	}
 	fmt.Fprintf(stdout, "All %d server(s) started.\n", total)
 	return nil
+}
+
+// watchInstall says on w when s's start is a package runner's install,
+// and every half minute that it goes on, until the returned stop.
+func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		var said time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				if s.State().Status != downstream.StatusInstalling {
+					if !said.IsZero() {
+						fmt.Fprintf(w, "%s/%s installed its package in %s; starting\n", s.Toolbox, s.Name, round(now.Sub(start)))
+						return
+					}
+					continue
+				}
+				if said.IsZero() || now.Sub(said) >= 30*time.Second {
+					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Round(time.Second))
+					said = now
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
 }
 
 func round(d time.Duration) time.Duration {

@@ -351,6 +351,7 @@ type poolStatus struct {
 	Shared  bool   `json:"shared"`
 	// IdleMs is how long the server has had no call, while running.
 	IdleMs int64 `json:"idleMs,omitempty"`
+	startSchedule
 }
 
 func (d *daemon) status() sharedStatus {
@@ -366,6 +367,7 @@ func (d *daemon) status() sharedStatus {
 		if e.IdleFor > 0 {
 			ps.IdleMs = e.IdleFor.Milliseconds()
 		}
+		ps.startSchedule = scheduleOf(e.State, time.Now())
 		st.Servers = append(st.Servers, ps)
 	}
 	return st

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,6 +73,11 @@ const (
 	// other variables, what it does can change between runs without
 	// changing the server's definition (its catalog key).
 	EnvStartGate = "FAKE_START_GATE"
+	// EnvInstallGate names a file: the process acts as a package runner
+	// (npx) installing a package, without a child, until the file exists,
+	// then runs the fake server as its child, stdio passed on, and exits
+	// as it does.
+	EnvInstallGate = "FAKE_INSTALL_GATE"
 	// EnvSleepGate names a file: the tool "sleep" answers only once it
 	// exists (and its ms have passed), so a test decides when a call ends.
 	EnvSleepGate = "FAKE_SLEEP_GATE"
@@ -145,6 +151,9 @@ func run() error {
 		if err := d.Run(); err != nil {
 			return fmt.Errorf("daemonizing: %w", err)
 		}
+	}
+	if gate := os.Getenv(EnvInstallGate); gate != "" {
+		return runAsRunner(gate)
 	}
 	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
 	if f.name == "" {
@@ -282,6 +291,36 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+// runAsRunner is FAKE_INSTALL_GATE: a package runner that installs until
+// gate exists, then runs the server as its child.
+func runAsRunner(gate string) error {
+	for {
+		if _, err := os.Stat(gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvInstallGate+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return err
+	}
+	return nil
 }
 
 // startDetached starts a long sleep in a session of its own.
