@@ -22,8 +22,9 @@ import (
 // installPoll is how often an installing start looks for the runner's child.
 const installPoll = 100 * time.Millisecond
 
-// packageRunner names the server's package runner, or "".
-func (s *Server) packageRunner() string {
+// PackageRunner names the server's package runner (npx, uvx, …), or
+// returns "" for a server that is not started by one.
+func (s *Server) PackageRunner() string {
 	if s.cfg.Transport != config.Stdio {
 		return ""
 	}

@@ -358,8 +358,8 @@ func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
 type dial struct {
 	started time.Time
 	done    chan struct{}
-	conn *conn
-	err  error
+	conn    *conn
+	err     error
 }
 
 func (s *Server) connect(ctx context.Context) (*conn, error) {
@@ -709,7 +709,7 @@ func (s *Server) dialOnce() (*conn, error) {
 	})
 	// A package runner's install does not count (see installClock).
 	var install *installClock
-	if runner := s.packageRunner(); runner != "" && c.proc != nil {
+	if runner := s.PackageRunner(); runner != "" && c.proc != nil {
 		install = s.startInstallClock(c, runner, timer)
 	}
 	stopOnClose := context.AfterFunc(s.ctx, stopStart)

@@ -18,7 +18,7 @@ import (
 // "npm exec", "pnpm dlx", "bunx", "uvx", "uv run", "pipx run",
 // "docker run"), or returns "" for any other command.
 func PackageRunner(command string, args []string) string {
-	base := strings.ToLower(filepath.Base(command))
+	base := strings.ToLower(command[strings.LastIndexAny(command, `/\`)+1:])
 	for _, ext := range []string{".cmd", ".exe", ".bat", ".ps1"} {
 		base = strings.TrimSuffix(base, ext)
 	}
@@ -103,15 +103,37 @@ func npxEntryIn(line string) string {
 		if n := end - from - 1; n < 8 || n > 64 || (end < len(line) && line[end] != '/' && line[end] != '\\' && !strings.ContainsRune(`'"`+"` ,:)", rune(line[end]))) {
 			continue
 		}
+		// The path starts after a quote or a parenthesis, or at a word
+		// that starts an absolute path: folders may hold spaces
+		// ("C:\Users\Jo Doe\…"), so each such word is a candidate, the
+		// first that is a folder wins.
 		start := i
-		for start > 0 && !strings.ContainsRune(" \t'\"`(", rune(line[start-1])) {
+		for start > 0 && !strings.ContainsRune("'\"`(", rune(line[start-1])) {
 			start--
 		}
-		p := strings.TrimPrefix(line[start:end], "file://")
-		if len(p) > 3 && p[0] == '/' && p[2] == ':' { // file:///C:/…
-			p = p[1:]
+		var first string
+		for j := start; j < i; j++ {
+			if j > start && line[j-1] != ' ' && line[j-1] != '\t' {
+				continue
+			}
+			p := strings.TrimPrefix(line[j:end], "file://")
+			if len(p) > 3 && p[0] == '/' && p[2] == ':' { // file:///C:/…
+				p = p[1:]
+			}
+			if !filepath.IsAbs(p) && !(len(p) > 2 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')) && p[0] != '/' {
+				continue
+			}
+			if first == "" {
+				first = p
+			}
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				return p
+			}
 		}
-		return p
+		if first != "" {
+			return first
+		}
+		return line[start:end]
 	}
 }
 

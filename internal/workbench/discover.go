@@ -190,7 +190,7 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 				k.serverView = w.startingView(k.s) // goes on in the background
 				k.tools = nil
 			default:
-				k.status, k.err = downstream.StatusError, err
+				k.status, k.err = downstream.StatusError, withSchedule(k.s, err)
 			}
 		})
 	}

@@ -399,7 +399,20 @@ func (e *scheduledError) Unwrap() error { return e.st.Err }
 
 func liveView(s *downstream.Server) serverView {
 	st := s.State()
-	return serverView{status: st.Status, tools: st.Tools, err: st.Err}
+	v := serverView{status: st.Status, tools: st.Tools, err: st.Err, since: st.Since}
+	if st.Status == downstream.StatusError && !st.NextTry.IsZero() {
+		v.err = &scheduledError{st: st, now: time.Now()}
+	}
+	return v
+}
+
+// withSchedule is err, a start's failure, with when opens and searches
+// try the server again, if it is on a schedule now.
+func withSchedule(s *downstream.Server, err error) error {
+	if st := s.State(); st.Status == downstream.StatusError && !st.NextTry.IsZero() {
+		return &scheduledError{st: st, now: time.Now()}
+	}
+	return err
 }
 
 // renderOpen builds open_toolbox's result: compact JSON with the toolbox,
