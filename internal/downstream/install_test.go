@@ -167,3 +167,60 @@ func TestStartingStateSaysSince(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A start that dies of a module missing from its npx cache entry removes
+// that entry, and only it, and starts once more, which installs afresh.
+func TestBrokenNPXEntryIsRemovedAndTheStartTriedAgain(t *testing.T) {
+	h := newHarness(t)
+	gate := filepath.Join(t.TempDir(), "installed")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	npxDir := filepath.Join(t.TempDir(), "_npx")
+	entry := filepath.Join(npxDir, "0123456789abcdef")
+	other := filepath.Join(npxDir, "fedcba9876543210")
+	for _, d := range []string{filepath.Join(entry, "node_modules", "other"), filepath.Join(other, "node_modules")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := h.server(h.runnerConfig("runner", gate, fakeserver.EnvNPXEntry, entry))
+	if _, err := s.Connect(ctxT(t)); err != nil {
+		t.Fatalf("the start after the repair failed: %v", err)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "npx's cache entry of the server was broken") || !strings.Contains(logs, "entry="+entry) {
+		t.Errorf("the repair is not logged:\n%s", logs)
+	}
+	if _, err := os.Stat(filepath.Join(entry, "node_modules", "dep")); err != nil {
+		t.Errorf("the entry was not installed again: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another entry was removed: %v", err)
+	}
+	if n := len(h.lines(fakeserver.StartsFile)); n != 1 {
+		t.Errorf("%d server starts, want 1 (the broken one died before the server)", n)
+	}
+}
+
+// The repair is tried once per start: a package that lacks its own
+// module fails again after it, and the start fails with the server's
+// error.
+func TestNPXRepairIsTriedOnce(t *testing.T) {
+	h := newHarness(t)
+	gate := filepath.Join(t.TempDir(), "installed")
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entry := filepath.Join(t.TempDir(), "_npx", "0123456789abcdef")
+	cfg := h.runnerConfig("runner", gate, fakeserver.EnvNPXEntry, entry, fakeserver.EnvNPXBroken, "1")
+	cfg.MaxRetries = 2
+	s := h.server(cfg)
+	_, err := s.Connect(ctxT(t))
+	if err == nil || !strings.Contains(err.Error(), "could not start (3 attempts)") || !strings.Contains(err.Error(), "Node.js v22.0.0") {
+		t.Fatalf("err = %v, want the server's own error after 3 attempts", err)
+	}
+	if n := strings.Count(h.logs.String(), "npx's cache entry of the server was broken"); n != 1 {
+		t.Errorf("the repair was made %d times, want once:\n%s", n, h.logs)
+	}
+}

@@ -78,6 +78,15 @@ const (
 	// then runs the fake server as its child, stdio passed on, and exits
 	// as it does.
 	EnvInstallGate = "FAKE_INSTALL_GATE"
+	// EnvNPXEntry names a folder, with FAKE_INSTALL_GATE: the runner's
+	// cache entry for the package, as npx's _npx/<hash>. Missing, it is
+	// "installed" (package.json and node_modules/dep); present without
+	// node_modules/dep, the server dies as Node does of a module missing
+	// from it.
+	EnvNPXEntry = "FAKE_NPX_ENTRY"
+	// EnvNPXBroken "1": the package itself lacks dep: every install of it
+	// leaves the entry without node_modules/dep.
+	EnvNPXBroken = "FAKE_NPX_BROKEN"
 	// EnvSleepGate names a file: the tool "sleep" answers only once it
 	// exists (and its ms have passed), so a test decides when a call ends.
 	EnvSleepGate = "FAKE_SLEEP_GATE"
@@ -301,6 +310,28 @@ func runAsRunner(gate string) error {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if entry := os.Getenv(EnvNPXEntry); entry != "" {
+		dep := filepath.Join(entry, "node_modules", "dep")
+		if _, err := os.Stat(entry); err != nil {
+			installed := dep
+			if os.Getenv(EnvNPXBroken) == "1" {
+				installed = filepath.Dir(dep)
+			}
+			if err := os.MkdirAll(installed, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(entry, "package.json"), []byte(`{"dependencies":{"dep":"1.0.0"}}`), 0o600); err != nil {
+				return err
+			}
+		}
+		if _, err := os.Stat(dep); err != nil {
+			fmt.Fprintf(os.Stderr, "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\n"+
+				"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'dep' imported from %s\n"+
+				"    at packageResolve (node:internal/modules/esm/resolve:873:9)\n    at moduleResolve (node:internal/modules/esm/resolve:946:18)\n\nNode.js v22.0.0\n",
+				filepath.Join(entry, "node_modules", "server", "index.js"))
+			os.Exit(1)
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -182,6 +182,7 @@ func (n *npxSetup) measure(s *downstream.Server) window {
 // repaired by the next start. Where the stop lands is measured, not
 // assumed: nothing here depends on landing it.
 func TestNPXStartStoppedMidInstall(t *testing.T) {
+	t.Parallel() // each test has its own home: their downloads overlap
 	n := newNPXSetup(t)
 	// A cold cache: npm downloads the package and its dependencies.
 	n.start(n.server(n.config(), downstream.Options{}), "the first start, with a cold cache")
@@ -217,13 +218,16 @@ func TestNPXStartStoppedMidInstall(t *testing.T) {
 	cancel()
 	t.Logf("start with an install allowance of %v: error %v; npx's entries: %v", mid, err, n.entries())
 	s.Close()
+	before = strings.Count(n.logs.String(), "removed it; starting again")
 	n.start(n.server(n.config(), downstream.Options{}), "the start after an install stopped half-way")
+	t.Logf("the next start repaired npx's cache entry: %v", strings.Count(n.logs.String(), "removed it; starting again") > before)
 }
 
 // A cache entry broken on purpose — one dependency's folder removed, as
 // an install stopped half-way leaves it — is removed by the next start,
 // which says so in the log and installs the package again.
 func TestNPXBrokenCacheEntryIsRepaired(t *testing.T) {
+	t.Parallel()
 	n := newNPXSetup(t)
 	n.start(n.server(n.config(), downstream.Options{}), "the first start, with a cold cache")
 	entries := n.entries()
