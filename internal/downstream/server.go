@@ -227,6 +227,9 @@ type Server struct {
 	// o.retryAfter(failures) has passed (see [State.NextTry]).
 	failures int
 	failedAt time.Time
+	// openers counts the Connect and Refresh callers waiting for the
+	// start under way (see [State.Awaited]).
+	openers int
 	// listedTools is the server's last live list, kept from the moment it
 	// is listed (before the connection counts as live) until the next one.
 	listedTools *ToolSet
@@ -289,6 +292,11 @@ type State struct {
 	// user (a login).
 	FailedAt, NextTry time.Time
 	Failures          int
+	// Awaited is set while a start is under way and a Connect or Refresh
+	// waits for it (an open, a search, check): another open joins that
+	// wait rather than answering without the server, while a start nobody
+	// waits for any longer goes on in the background.
+	Awaited bool
 }
 
 // State reports the server's current state.
@@ -297,7 +305,7 @@ func (s *Server) State() State {
 		return State{Status: StatusDisabled}
 	}
 	s.mu.Lock()
-	live, lastErr, d := s.live, s.lastErr, s.dialing
+	live, lastErr, d, awaited := s.live, s.lastErr, s.dialing, s.openers > 0
 	st := State{Failures: s.failures}
 	if s.failures > 0 {
 		st.FailedAt = s.failedAt
@@ -309,7 +317,7 @@ func (s *Server) State() State {
 		// Outside s.mu: recheck may read the pin store, under listMu.
 		return State{Status: StatusConnected, Tools: live.recheck()}
 	case d != nil:
-		st.Status, st.Since, st.Err = StatusStarting, d.started, lastErr
+		st.Status, st.Since, st.Err, st.Awaited = StatusStarting, d.started, lastErr, awaited
 		if s.installing.Load() {
 			st.Status = StatusInstalling
 		}
@@ -326,6 +334,7 @@ func (s *Server) State() State {
 // is forgotten, so the next call tries again. ctx bounds only the wait: the
 // attempt itself goes on for the others.
 func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
+	defer s.awaiting()()
 	c, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -336,6 +345,7 @@ func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
 // Refresh lists the server's tools again. A server that was not running
 // is started, which lists them.
 func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
+	defer s.awaiting()()
 	s.mu.Lock()
 	running := s.live != nil
 	s.mu.Unlock()
@@ -352,6 +362,19 @@ func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
 		return nil, err
 	}
 	return c.recheck(), nil
+}
+
+// awaiting counts a Connect or Refresh caller among those waiting for
+// the server, until the returned func.
+func (s *Server) awaiting() func() {
+	s.mu.Lock()
+	s.openers++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.openers--
+		s.mu.Unlock()
+	}
 }
 
 // dial is a connect attempt (with its retries) that callers wait on.
@@ -720,6 +743,7 @@ func (s *Server) dialOnce() (*conn, error) {
 	}
 	stopOnClose()
 	stillInstalling := install.stop()
+	s.installing.Store(false)
 	if !timer.Stop() && err == nil {
 		err = errors.New("timed out") // fired just as the connect finished
 	}

@@ -368,6 +368,9 @@ func (w *Workbench) startingView(s *downstream.Server) serverView {
 func (w *Workbench) background(s *downstream.Server, st downstream.State) (serverView, bool) {
 	switch st.Status {
 	case downstream.StatusStarting, downstream.StatusInstalling:
+		if st.Awaited {
+			return serverView{}, false // an open waits for it: share its wait
+		}
 		return w.startingView(s), true
 	case downstream.StatusError:
 		if st.NextTry.IsZero() {
@@ -384,13 +387,18 @@ func (w *Workbench) background(s *downstream.Server, st downstream.State) (serve
 }
 
 // scheduledError is a failed server's last error with its schedule, as an
-// open or a search shows it.
+// open or a search shows it; fresh when the open or search itself tried
+// the server.
 type scheduledError struct {
-	st  downstream.State
-	now time.Time
+	st    downstream.State
+	now   time.Time
+	fresh bool
 }
 
 func (e *scheduledError) Error() string {
+	if e.fresh {
+		return fmt.Sprintf(`%v; next try in %s (open its toolbox with "refresh": true to try now)`, e.st.Err, ago(e.st.NextTry, e.now))
+	}
 	return fmt.Sprintf(`failed %s ago: %v; next try in %s (open its toolbox with "refresh": true to try now)`,
 		ago(e.now, e.st.FailedAt), e.st.Err, ago(e.st.NextTry, e.now))
 }
@@ -401,7 +409,7 @@ func liveView(s *downstream.Server) serverView {
 	st := s.State()
 	v := serverView{status: st.Status, tools: st.Tools, err: st.Err, since: st.Since}
 	if st.Status == downstream.StatusError && !st.NextTry.IsZero() {
-		v.err = &scheduledError{st: st, now: time.Now()}
+		v.err = &scheduledError{st: st, now: time.Now(), fresh: true}
 	}
 	return v
 }
@@ -410,7 +418,7 @@ func liveView(s *downstream.Server) serverView {
 // try the server again, if it is on a schedule now.
 func withSchedule(s *downstream.Server, err error) error {
 	if st := s.State(); st.Status == downstream.StatusError && !st.NextTry.IsZero() {
-		return &scheduledError{st: st, now: time.Now()}
+		return &scheduledError{st: st, now: time.Now(), fresh: true}
 	}
 	return err
 }
