@@ -331,7 +331,7 @@ func ago(now, t time.Time) string {
 	if t.IsZero() {
 		return "a moment"
 	}
-	return strconv.Itoa(int(now.Sub(t).Round(time.Second)/time.Second)) + " s"
+	return strconv.Itoa(int(max(now.Sub(t), 0).Round(time.Second)/time.Second)) + " s"
 }
 
 // shown is what [downstream.Server.Shown] takes for the view: the tools
