@@ -491,8 +491,8 @@ func (s *Server) runDial(d *dial) {
 		if errors.As(err, &ce) {
 			attempts = ce.Attempts
 		}
-		if retryIn > 0 {
-			s.log.Warn("could not start; opens and searches try it again later", "attempts", attempts, "next_try_in", retryIn, "error", err)
+		if retryIn > 0 { // when opens and searches try it again
+			s.log.Warn("could not start", "attempts", attempts, "next_try_in", retryIn, "error", err)
 		} else {
 			s.log.Warn("could not start", "attempts", attempts, "error", err)
 		}

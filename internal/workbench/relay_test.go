@@ -414,7 +414,7 @@ func TestFirstUseOfAFailingToolboxTriesOnce(t *testing.T) {
 	if n := e.starts(); n != 3 {
 		t.Errorf("the server was started %d times, want 3 (1 + maxRetries)", n)
 	}
-	if n := strings.Count(e.logs.String(), `msg="could not start`); n != 1 {
+	if n := strings.Count(e.logs.String(), `msg="could not start"`); n != 1 {
 		t.Errorf("the failure was logged %d times, want once", n)
 	}
 }
