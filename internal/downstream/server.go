@@ -487,14 +487,14 @@ func (s *Server) runDial(d *dial) {
 	s.installing.Store(false)
 	if err != nil && !errors.Is(err, errClosed) {
 		var ce *connectError
-		attempts := 1
+		attempts, why := 1, err
 		if errors.As(err, &ce) {
-			attempts = ce.Attempts
+			attempts, why = ce.Attempts, ce.Err
 		}
 		if retryIn > 0 { // when opens and searches try it again
-			s.log.Warn("could not start", "attempts", attempts, "next_try_in", retryIn, "error", err)
+			s.log.Warn("could not start", "attempts", attempts, "next_try_in", retryIn, "error", why)
 		} else {
-			s.log.Warn("could not start", "attempts", attempts, "error", err)
+			s.log.Warn("could not start", "attempts", attempts, "error", why)
 		}
 	}
 	if c != nil {
