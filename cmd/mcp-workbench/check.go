@@ -104,7 +104,9 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	for _, s := range servers {
 		wg.Go(func() {
 			start := time.Now()
+			stopWatch := watchInstall(s, start, logOut)
 			tools, err := s.Connect(ctx)
+			stopWatch()
 			o := &outcome{took: time.Since(start), tools: tools, err: err}
 			mu.Lock()
 			results[s] = o
@@ -182,6 +184,39 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	}
 	fmt.Fprintf(stdout, "All %d server(s) started.\n", total)
 	return nil
+}
+
+// watchInstall says on w when s's start is a package runner's install
+// (again, every half minute that it goes on), and when it has installed,
+// until the returned stop.
+func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		var said time.Time // when "installing" was said last; zero: not installing
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				st := s.State().Status
+				switch {
+				case st == downstream.StatusInstalling && (said.IsZero() || now.Sub(said) >= 30*time.Second):
+					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Round(time.Second))
+					said = now
+				case st == downstream.StatusStarting && !said.IsZero():
+					fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))
+					said = time.Time{}
+				case st != downstream.StatusInstalling:
+					said = time.Time{}
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
 }
 
 func round(d time.Duration) time.Duration {

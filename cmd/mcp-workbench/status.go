@@ -77,7 +77,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "  servers: %d\n", len(st.Servers))
 		for _, s := range st.Servers {
-			line := fmt.Sprintf("    %s/%s  %s", s.Toolbox, s.Server, s.Status)
+			line := fmt.Sprintf("    %s/%s  %s%s", s.Toolbox, s.Server, s.Status, s.StartSchedule.Text())
 			if s.IdleMs > 0 {
 				line += ", idle " + (time.Duration(s.IdleMs) * time.Millisecond).Round(time.Second).String()
 			}

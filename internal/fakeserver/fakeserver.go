@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,6 +76,20 @@ const (
 	// other variables, what it does can change between runs without
 	// changing the server's definition (its catalog key).
 	EnvStartGate = "FAKE_START_GATE"
+	// EnvInstallGate names a file: the process acts as a package runner
+	// (npx) installing a package, without a child, until the file exists,
+	// then runs the fake server as its child, stdio passed on, and exits
+	// as it does.
+	EnvInstallGate = "FAKE_INSTALL_GATE"
+	// EnvNPXEntry names a folder, with FAKE_INSTALL_GATE: the runner's
+	// cache entry for the package, as npx's _npx/<hash>. Missing, it is
+	// "installed" (package.json and node_modules/dep); present without
+	// node_modules/dep, the server dies as Node does of a module missing
+	// from it.
+	EnvNPXEntry = "FAKE_NPX_ENTRY"
+	// EnvNPXBroken "1": the package itself lacks dep: every install of it
+	// leaves the entry without node_modules/dep.
+	EnvNPXBroken = "FAKE_NPX_BROKEN"
 	// EnvSleepGate names a file: the tool "sleep" answers only once it
 	// exists (and its ms have passed), so a test decides when a call ends.
 	EnvSleepGate = "FAKE_SLEEP_GATE"
@@ -150,6 +165,9 @@ func run() error {
 		if err := d.Run(); err != nil {
 			return fmt.Errorf("daemonizing: %w", err)
 		}
+	}
+	if gate := os.Getenv(EnvInstallGate); gate != "" {
+		return runAsRunner(gate)
 	}
 	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
 	if f.name == "" {
@@ -291,6 +309,58 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+// runAsRunner is FAKE_INSTALL_GATE: a package runner that installs until
+// gate exists, then runs the server as its child.
+func runAsRunner(gate string) error {
+	for {
+		if _, err := os.Stat(gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if entry := os.Getenv(EnvNPXEntry); entry != "" {
+		dep := filepath.Join(entry, "node_modules", "dep")
+		if _, err := os.Stat(entry); err != nil {
+			installed := dep
+			if os.Getenv(EnvNPXBroken) == "1" {
+				installed = filepath.Dir(dep)
+			}
+			if err := os.MkdirAll(installed, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(entry, "package.json"), []byte(`{"dependencies":{"dep":"1.0.0"}}`), 0o600); err != nil {
+				return err
+			}
+		}
+		if _, err := os.Stat(dep); err != nil {
+			fmt.Fprintf(os.Stderr, "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\n"+
+				"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'dep' imported from %s\n"+
+				"    at packageResolve (node:internal/modules/esm/resolve:873:9)\n    at moduleResolve (node:internal/modules/esm/resolve:946:18)\n\nNode.js v22.0.0\n",
+				filepath.Join(entry, "node_modules", "server", "index.js"))
+			os.Exit(1)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvInstallGate+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return err
+	}
+	return nil
 }
 
 // startDetached starts a long sleep in a session of its own.

@@ -371,6 +371,7 @@ type ServerStatus struct {
 	Shared  bool   `json:"shared"`
 	// IdleMs is how long the server has had no call, while running.
 	IdleMs int64 `json:"idleMs,omitempty"`
+	StartSchedule
 }
 
 func (d *daemon) status() Status {
@@ -386,6 +387,7 @@ func (d *daemon) status() Status {
 		if e.IdleFor > 0 {
 			ps.IdleMs = e.IdleFor.Milliseconds()
 		}
+		ps.StartSchedule = ScheduleOf(e.State, time.Now())
 		st.Servers = append(st.Servers, ps)
 	}
 	return st

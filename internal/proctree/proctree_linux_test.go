@@ -21,6 +21,7 @@ import (
 const (
 	roleVar = "PROCTREE_TEST_ROLE"
 	tagVar  = "PROCTREE_TEST_TAG"
+	gateVar = "PROCTREE_TEST_GATE"
 )
 
 func TestMain(m *testing.M) {
@@ -46,6 +47,15 @@ func TestMain(m *testing.M) {
 		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		_ = c.Start()
 		time.Sleep(10 * time.Minute)
+		os.Exit(0)
+	case "runner": // waits for the file gateVar names, then runs a child
+		for {
+			if _, err := os.Stat(os.Getenv(gateVar)); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = exec.Command("sleep", "600").Run()
 		os.Exit(0)
 	}
 	if err := BecomeSubreaper(); err != nil {
@@ -251,4 +261,35 @@ func TestStopSparesWhatLeftOnPurpose(t *testing.T) {
 		_, ok := procs[leaver]
 		return len(procs) == 1 && ok
 	})
+}
+
+// HasChild tells a command that has started a child (a package runner
+// that has installed and runs the server) from one that has not, through
+// /proc.
+func TestHasChild(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleVar+"=runner", gateVar+"="+gate)
+	g, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { g.Stop(time.Second); _ = g.Wait() }()
+	if has, known := g.HasChild(); has || !known {
+		t.Fatalf("HasChild = %v, %v before the child, want false, true", has, known)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if has, _ := g.HasChild(); has {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("HasChild did not see the child")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -230,3 +230,25 @@ func reapAdopted() {
 		}
 	}
 }
+
+// hasChild reports whether pid has a live child, by its parent id in
+// /proc (the children files of /proc/PID/task need a kernel option).
+func hasChild(pid int) (has, known bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, false
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if info, ok := parseProcStat(stat); ok && info.ppid == pid && !info.zombie {
+			return true, true
+		}
+	}
+	return false, true
+}

@@ -112,6 +112,9 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		stderrDone: make(chan struct{}),
 		stderr:     newStderrForwarder(prefix, stderr),
 	}
+	if usesNPXCache(PackageRunner(cfg.Command, cfg.Args)) {
+		p.stderr.npx = &npxScan{}
+	}
 	p.wd.Watch(group.ID())
 	junk := func(line []byte) {
 		p.Note("stdout line is not JSON-RPC, ignored: " + Clip(string(line), 200))
@@ -209,6 +212,16 @@ func (p *Process) FinalWords(wait time.Duration) string {
 	}
 	return p.stderr.lastWords()
 }
+
+// BrokenNPXEntry returns the npx cache entry (a _npx/<hash> folder) that
+// the server's stderr says is broken — a module or package not found, in
+// a path inside it — or "". Only npx's servers are watched for it.
+func (p *Process) BrokenNPXEntry() string { return p.stderr.brokenNPXEntry() }
+
+// HasChild reports whether the server's command has a child process
+// alive, and whether that can be told on this system (see
+// [proctree.Group.HasChild]).
+func (p *Process) HasChild() (has, known bool) { return p.group.HasChild() }
 
 // ExitDescription says how the child ended, for error messages.
 func (p *Process) ExitDescription() string {

@@ -158,6 +158,15 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 				if w.catalogOpens && s.UsesCatalog() {
 					if ts, ok, _ := s.Cached(); ok {
 						k.status, k.tools = statusCatalog, ts
+						break
+					}
+				}
+				// Starting since before this search, or failing until its
+				// next try: not waited for.
+				if v, ok := w.background(s, st); ok {
+					k.serverView = v
+					if k.starting() {
+						k.tools = nil // its catalog entry is not its tools for a search
 					}
 				}
 			}
@@ -178,9 +187,10 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 			case err == nil:
 				k.status, k.tools = downstream.StatusConnected, ts
 			case wctx.Err() != nil && ctx.Err() == nil:
-				k.status = statusStarting // goes on in the background
+				k.serverView = w.startingView(k.s) // goes on in the background
+				k.tools = nil
 			default:
-				k.status, k.err = downstream.StatusError, err
+				k.status, k.err = downstream.StatusError, withSchedule(k.s, err)
 			}
 		})
 	}
@@ -411,8 +421,8 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 			switch k.status {
 			case downstream.StatusError:
 				fmt.Fprintf(&b, "\nServer '%s' could not be listed: %v", k.s.Name, k.err)
-			case statusStarting:
-				fmt.Fprintf(&b, "\nServer '%s' is still starting; its tools are not known yet.", k.s.Name)
+			case statusStarting, downstream.StatusInstalling:
+				fmt.Fprintf(&b, "\nServer '%s' is %s; its tools are not known yet.", k.s.Name, k.why(time.Now()))
 			}
 		}
 		if len(all) > 0 && len(all) <= 100 {
@@ -462,6 +472,7 @@ func writeSearched(b *bytes.Buffer, ks []known) {
 	}
 	var yes []searched
 	var no []notSearched
+	now := time.Now()
 	for _, k := range ks {
 		switch k.status {
 		case downstream.StatusConnected, statusCatalog:
@@ -475,8 +486,8 @@ func writeSearched(b *bytes.Buffer, ks []known) {
 					n.Error += fmt.Sprintf(" (open the toolbox '%s' to log in)", k.tb.cfg.Name)
 				}
 			}
-			if k.status == statusStarting {
-				n.Error = "still starting: search again in a moment"
+			if k.starting() {
+				n.Error = k.why(now) + ": search again in a moment"
 			}
 			no = append(no, n)
 		}
