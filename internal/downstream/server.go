@@ -160,8 +160,7 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
-	// pinKey is the server's identity in o.Pins: the catalog's key, made
-	// whether or not the server uses the catalog.
+	// pinKey is the server's identity in o.Pins (see [pinKey]).
 	pinKey        string
 	pinMu         sync.Mutex // guards corruptWarned
 	corruptWarned string
@@ -216,7 +215,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		pinKey:     catalog.Key(cfg, ProtocolVersion),
+		pinKey:     pinKey(cfg),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,
