@@ -112,10 +112,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// PinKey returns the server's identity in the pin store (see [pinKey]).
+// PinKey returns the server's identity in the pin store (see [PinKeyOf]).
 func (s *Server) PinKey() string { return s.pinKey }
 
-// pinKey is a server's identity in the pin store: the hex SHA-256 of its
+// PinKeyOf is a server's identity in the pin store: the hex SHA-256 of its
 // transport, its command and args or its url as the configuration file
 // writes them (${VAR} references unexpanded, a url's userinfo masked:
 // config.Server.Shown), its cwd, and the names of its env variables and
@@ -124,7 +124,7 @@ func (s *Server) PinKey() string { return s.pinKey }
 // toolFilters (pins are by tool) or the protocol version. When it
 // changes all the same, the server's previous pins are found
 // ([Server.previousPins]).
-func pinKey(cfg *config.Server) string {
+func PinKeyOf(cfg *config.Server) string {
 	doc := struct {
 		V         int      `json:"v"`
 		Transport string   `json:"transport"`

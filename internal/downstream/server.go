@@ -160,7 +160,7 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
-	// pinKey is the server's identity in o.Pins (see [pinKey]).
+	// pinKey is the server's identity in o.Pins (see [PinKeyOf]).
 	pinKey        string
 	pinMu         sync.Mutex // guards corruptWarned
 	corruptWarned string
@@ -215,7 +215,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		pinKey:     pinKey(cfg),
+		pinKey:     PinKeyOf(cfg),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,

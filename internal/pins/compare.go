@@ -115,8 +115,8 @@ const maxDiffWork = 1_000_000
 // middle is shown as one block (see maxDiffWork).
 func Diff(name string, old, cur []byte) string {
 	a, b := difflib.SplitLines(Readable(old)), difflib.SplitLines(Readable(cur))
-	// SplitLines ends every list with an empty line (a text ending in a
-	// newline): drop it, as difflib's own output shows no such line.
+	// Readable's texts end in a newline, after which SplitLines adds a
+	// line of its own: drop it.
 	a, b = dropLastEmpty(a), dropLastEmpty(b)
 	from, to := Line(name)+" (pinned)", Line(name)+" (now)"
 	pre := 0
@@ -139,7 +139,7 @@ func Diff(name string, old, cur []byte) string {
 }
 
 func dropLastEmpty(l []string) []string {
-	if len(l) > 0 && l[len(l)-1] == "" {
+	if len(l) > 0 && l[len(l)-1] == "\n" {
 		return l[:len(l)-1]
 	}
 	return l
