@@ -141,6 +141,18 @@ func PinKeyOf(cfg *config.Server) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// loadPins loads the server's pins, or its previous ones when it has none
+// ([Server.previousPins]).
+func (s *Server) loadPins() (map[string]pins.Pin, pins.State, string) {
+	m, st, why := s.o.Pins.Load(s.pinKey)
+	if st == pins.Missing {
+		if prev, pst, pwhy := s.previousPins(); pst != pins.Missing {
+			return prev, pst, pwhy
+		}
+	}
+	return m, st, why
+}
+
 // pinServer names the server in the pin files it uses (see
 // [pins.Store.Find]): its configuration file and "toolbox/server".
 func (s *Server) pinServer() string { return s.o.ConfigPath + "#" + s.Toolbox + "/" + s.Name }
@@ -150,18 +162,23 @@ func (s *Server) pinServer() string { return s.o.ConfigPath + "#" + s.Toolbox + 
 // catalog's key), else the last ones of the same configuration file's
 // server of that name (its command, url or env changed). They are copied
 // to its identity, and its tools are compared with them.
-func (s *Server) previousPins() (map[string]pins.Pin, bool) {
+//
+// An older workbench's file that does not check out is the server's: it
+// says Corrupt (nothing is trusted until approved).
+func (s *Server) previousPins() (map[string]pins.Pin, pins.State, string) {
 	store := s.o.Pins
 	from := catalog.Key(s.cfg, ProtocolVersion)
-	if _, st, _ := store.Load(from); st != pins.OK {
+	if _, st, why := store.Load(from); st == pins.Corrupt {
+		return nil, st, why
+	} else if st != pins.OK {
 		var ok bool
 		if from, ok = store.Find(s.pinServer(), s.pinKey); !ok {
-			return nil, false
+			return nil, pins.Missing, ""
 		}
 	}
 	prev, st, _ := store.Load(from)
 	if st != pins.OK || from == s.pinKey {
-		return nil, false
+		return nil, pins.Missing, ""
 	}
 	var now map[string]pins.Pin
 	wrote, err := store.UpdateFor(s.pinKey, s.pinServer(), func(m map[string]pins.Pin) bool {
@@ -175,12 +192,12 @@ func (s *Server) previousPins() (map[string]pins.Pin, bool) {
 	})
 	if err != nil {
 		s.log.Warn("could not copy the server's previous pins", "error", err)
-		return nil, false
+		return nil, pins.Missing, ""
 	}
 	if wrote {
 		s.log.Info("the server's identity in the pin store changed; its tools are compared with its previous pins", "tools", len(prev))
 	}
-	return now, true
+	return now, pins.OK, ""
 }
 
 // guard returns full with the tools pinning and screening withhold left
@@ -207,13 +224,7 @@ func (s *Server) guard(full *ToolSet, live bool) *ToolSet {
 	if store != nil {
 		out.pinStamp = store.Stamp(s.pinKey)
 		var why string
-		pinned, state, why = store.Load(s.pinKey)
-		if state == pins.Missing && mode != config.ToolChangesOff {
-			if prev, ok := s.previousPins(); ok {
-				pinned, state = prev, pins.OK
-				out.pinStamp = store.Stamp(s.pinKey)
-			}
-		}
+		pinned, state, why = s.loadPins()
 		if state == pins.Corrupt && mode != config.ToolChangesOff {
 			s.warnCorrupt(out.pinStamp, why)
 		}
@@ -342,7 +353,7 @@ func (s *Server) PinReport(ts *ToolSet) ([]pins.Report, pins.State, string) {
 	if s.o.Pins == nil || ts == nil {
 		return nil, pins.Missing, "no pin store"
 	}
-	pinned, state, why := s.o.Pins.Load(s.pinKey)
+	pinned, state, why := s.loadPins()
 	return pins.Compare(pinned, ts.Defs()), state, why
 }
 
@@ -361,7 +372,7 @@ func (s *Server) Pending(ts *ToolSet, names []string) []Pending {
 	if s.o.Pins == nil || ts == nil {
 		return nil
 	}
-	pinned, _, _ := s.o.Pins.Load(s.pinKey)
+	pinned, _, _ := s.loadPins()
 	var out []Pending
 	cur := map[string]bool{}
 	for _, d := range ts.Defs() {
