@@ -2,18 +2,19 @@
 // user started trusting them, so that a server cannot change what the
 // model is told behind the user's back.
 //
-// A tool's definition is the part of its object that instructs the model:
-// name, title, description, inputSchema, outputSchema and annotations
-// (never _meta, which servers fill with per-start values). It is pinned
-// as its canonical form (RFC 8785, JSON Canonicalization Scheme: keys
-// sorted by UTF-16 code units, no insignificant space, strings with the
-// fewest escapes) and that form's SHA-256.
+// A tool's definition is what the model reads of it: every member of its
+// object but _meta (which servers fill with per-start values, and which
+// the workbench does not forward). It is pinned as its canonical form
+// (RFC 8785, JSON Canonicalization Scheme: keys sorted by UTF-16 code
+// units, no insignificant space, strings with the fewest escapes) and
+// that form's SHA-256; what the workbench forwards is that form's members
+// ([Def.JSON]), so that every byte the model reads is pinned and screened.
 //
 // The store is a folder (by default os.UserConfigDir()/mcp-workbench/pins)
-// with one file per server identity, named by the tool catalog's key of
-// the server. Files are private (0600 in a 0700 folder), written to a
-// temporary file, synced and renamed, and changed under a lock file, so
-// that several workbench processes may share the folder.
+// with one file per server identity (the caller's key: no secret is in
+// it). Files are private (0600 in a 0700 folder), written to a temporary
+// file, synced and renamed, and changed under a lock file, so that
+// several workbench processes may share the folder.
 package pins
 
 import (
@@ -50,9 +51,9 @@ type Def struct {
 	Name  string
 	Canon []byte // RFC 8785 form of the definition
 	Hash  string // hex SHA-256 of Canon
-	// Legacy is the hash of the definition as workbenches before 0.x
-	// pinned it (the six [Fields] only): a pin of that kind matches it
-	// (see [Pin.Matches]). Equal to Hash when the tool has no other member.
+	// Legacy is the hash of the definition as older workbenches pinned
+	// it (the six [Fields] only): a pin of that kind matches it (see
+	// [Pin.Matches]). Equal to Hash when the tool has no other member.
 	Legacy string
 	// JSON is the definition as the workbench forwards it to the model:
 	// the members of Canon, each byte for byte as there, [Fields] first
