@@ -68,7 +68,7 @@ func pinsOf(t *testing.T, cfgPath string) map[string]pins.Pin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, st, why := store.Load(downstream.PinKeyOf(cfg.Toolbox("dev").Server("raw")))
+	m, st, why := store.Load(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("raw")))
 	if st != pins.OK {
 		t.Fatalf("pins of dev/raw: %v %s", st, why)
 	}

@@ -163,7 +163,7 @@ func TestPinsSharedByConcurrentProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fake", "other"} {
-		m, st, why := store.Load(downstream.PinKeyOf(cfg.Toolbox("dev").Server(name)))
+		m, st, why := store.Load(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server(name)))
 		if st != pins.OK || len(m) < 15 {
 			t.Errorf("%s: %v %q, %d pins", name, st, why, len(m))
 		}
@@ -218,7 +218,7 @@ func TestToolsCorruptPinFile(t *testing.T) {
 	}
 	dir, _ := pins.DefaultDir()
 	store, _ := pins.Open(dir)
-	file := store.Path(downstream.PinKeyOf(cfg.Toolbox("dev").Server("fake")))
+	file := store.Path(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake")))
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestToolsCorruptPinFile(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "dev/fake: approved") {
 		t.Errorf("approve: %d %s", code, out)
 	}
-	if _, st, why := store.Load(downstream.PinKeyOf(cfg.Toolbox("dev").Server("fake"))); st != pins.OK {
+	if _, st, why := store.Load(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake"))); st != pins.OK {
 		t.Errorf("after approval: %v %s", st, why)
 	}
 	_, out, _ = runCmd(t, "", "tools", "diff", "--config", cfgPath)

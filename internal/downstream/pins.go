@@ -115,24 +115,29 @@ func shellQuote(s string) string {
 // PinKey returns the server's identity in the pin store (see [PinKeyOf]).
 func (s *Server) PinKey() string { return s.pinKey }
 
-// PinKeyOf is a server's identity in the pin store: the hex SHA-256 of its
+// PinKeyOf is the identity in the pin store of the server cfg of
+// toolbox: the hex SHA-256 of the toolbox's and the server's names, its
 // transport, its command and args or its url as the configuration file
 // writes them (${VAR} references unexpanded, a url's userinfo masked:
 // config.Server.Shown), its cwd, and the names of its env variables and
 // headers. Nothing a secret is kept in (env and header values, what a
 // variable holds) is in it, so a rotated token keeps the pins; nor are
-// toolFilters (pins are by tool) or the protocol version. When it
+// toolFilters (pins are by tool) or the protocol version. The names keep
+// apart servers that differ only by such values. When the identity
 // changes all the same, the server's previous pins are found
 // ([Server.previousPins]).
-func PinKeyOf(cfg *config.Server) string {
+func PinKeyOf(toolbox string, cfg *config.Server) string {
 	doc := struct {
 		V         int      `json:"v"`
+		Toolbox   string   `json:"toolbox"`
+		Server    string   `json:"server"`
 		Transport string   `json:"transport"`
 		Shown     string   `json:"shown"`
 		Cwd       string   `json:"cwd,omitempty"`
 		Env       []string `json:"env,omitempty"`
 		Headers   []string `json:"headers,omitempty"`
-	}{V: 2, Transport: string(cfg.Transport), Shown: cfg.Shown, Env: slices.Sorted(maps.Keys(cfg.Env)), Headers: slices.Sorted(maps.Keys(cfg.Headers))}
+	}{V: 2, Toolbox: toolbox, Server: cfg.Name, Transport: string(cfg.Transport), Shown: cfg.Shown,
+		Env: slices.Sorted(maps.Keys(cfg.Env)), Headers: slices.Sorted(maps.Keys(cfg.Headers))}
 	if !cfg.SessionCwd {
 		doc.Cwd = cfg.Cwd
 	}

@@ -215,7 +215,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		pinKey:     PinKeyOf(cfg),
+		pinKey:     PinKeyOf(toolbox, cfg),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,

@@ -322,7 +322,7 @@ func TestPinsCorruptStore(t *testing.T) {
 	writeDefs(t, defs, victimV1)
 	store := openPins(t)
 	cfg := e.config(pinConfig(defs, ""))
-	key := downstream.PinKeyOf(cfg.Toolbox("dev").Server("fake"))
+	key := downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake"))
 	if err := os.WriteFile(store.Path(key), []byte(`{"version":1,"key":"`+key+`","tools":{"victim":{"sha256":"00","def":{}}},"sum":"x"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
