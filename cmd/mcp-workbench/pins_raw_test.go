@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -400,4 +401,34 @@ func TestReviewShowsServerStringsVisibly(t *testing.T) {
 		`flagged: hidden character \u000d in description`)
 	wantAll(t, "check", outputs["check"], `withheld: tool 'evil\u001b[2K\u000d\u001b[32mALL GOOD\u001b[0m'`, `forge\u000adev/raw/weather: pinned`)
 	wantAll(t, "usage error", outputs["usage error"], `evil\u001b[2K\u000d`)
+}
+
+// TestToolsDiffOfALongChange (issue 31, 5): a description of 20,000
+// changed lines is shown by tools diff as one block (bounded work: the
+// line matching grows with the product of the line counts), and approved.
+func TestToolsDiffOfALongChange(t *testing.T) {
+	privateHome(t)
+	file := filepath.Join(t.TempDir(), "tools.json")
+	long := func(word string) string {
+		var b strings.Builder
+		for i := range 20000 {
+			fmt.Fprintf(&b, "%s line %d\n", word, i)
+		}
+		d, _ := json.Marshal(b.String())
+		return `[{"name":"long","description":` + string(d) + `,"inputSchema":{"type":"object"}}]`
+	}
+	rawTools(t, file, long("old"))
+	cfg := rawConfig(t, file, nil)
+	if code, out, _ := runCmd(t, "", "check", "--config", cfg); code != 0 {
+		t.Fatal(out)
+	}
+	rawTools(t, file, long("new"))
+	code, out, _ := runCmd(t, "", "tools", "diff", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("tools diff: %d %.500s", code, out)
+	}
+	wantAll(t, "tools diff", out, "20000 lines changed: shown as one block", "-    old line 19999", "+    new line 0", "Approve what is shown with")
+	if n := strings.Count(out, "\n  -    old line "); n != 20000 {
+		t.Errorf("%d removed lines shown, want 20000", n)
+	}
 }
