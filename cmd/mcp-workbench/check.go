@@ -113,7 +113,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 			done := len(results)
 			mu.Unlock()
 			if err != nil {
-				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %s\n", done, total, s.Toolbox, s.Name, round(o.took), pins.Visible(err.Error()))
 			} else {
 				fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
 			}
@@ -150,7 +150,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(o.tools.Tools), round(o.took))
 				for _, t := range o.tools.Tools {
 					if t.Unchecked != "" {
-						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", t.Name, t.Unchecked)
+						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", pins.Line(t.Name), pins.Line(t.Unchecked))
 					}
 				}
 				pinLines(stdout, cfg.Path, s, o.tools)
@@ -160,7 +160,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				if o != nil && o.err != nil {
 					reason = o.err.Error()
 				}
-				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
+				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, pins.Visible(reason))
 			}
 			if o == nil || o.err != nil {
 				// Its error says why: the login needed and the command, or
@@ -249,7 +249,7 @@ func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *dow
 	}
 	count := map[pins.Kind][]string{}
 	for _, r := range reports {
-		count[r.Kind] = append(count[r.Kind], r.Name)
+		count[r.Kind] = append(count[r.Kind], pins.Line(r.Name))
 	}
 	line := fmt.Sprintf("pins: %d pinned, %d changed, %d new, %d removed", len(count[pins.Same]), len(count[pins.Changed]), len(count[pins.New]), len(count[pins.Removed]))
 	for _, k := range []pins.Kind{pins.Changed, pins.New, pins.Removed} {
@@ -259,14 +259,14 @@ func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *dow
 	}
 	fmt.Fprintf(stdout, "  %-20s %s\n", "", line)
 	if state == pins.Corrupt {
-		fmt.Fprintf(stdout, "  %-20s the pin file is damaged or was edited (%s): nothing in it is trusted\n", "", why)
+		fmt.Fprintf(stdout, "  %-20s the pin file is damaged or was edited (%s): nothing in it is trusted\n", "", pins.Line(why))
 	}
 	for _, w := range ts.Withheld {
-		fmt.Fprintf(stdout, "  %-20s withheld: tool '%s': %s\n", "", w.Name, w.Reason)
+		fmt.Fprintf(stdout, "  %-20s withheld: tool '%s': %s\n", "", pins.Line(w.Name), pins.Line(w.Reason))
 	}
 	for _, t := range ts.Defs() {
 		for _, f := range ts.FlagsOf(t.Name) {
-			fmt.Fprintf(stdout, "  %-20s flagged: tool '%s': %s\n", "", t.Name, f)
+			fmt.Fprintf(stdout, "  %-20s flagged: tool '%s': %s\n", "", pins.Line(t.Name), pins.Line(f))
 		}
 	}
 	if len(count[pins.Changed])+len(count[pins.New])+len(count[pins.Removed]) > 0 || len(ts.Withheld) > 0 || state == pins.Corrupt {

@@ -196,8 +196,7 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
-	// pinKey is the server's identity in o.Pins: the catalog's key, made
-	// whether or not the server uses the catalog.
+	// pinKey is the server's identity in o.Pins (see [PinKeyOf]).
 	pinKey        string
 	pinMu         sync.Mutex // guards corruptWarned
 	corruptWarned string
@@ -257,7 +256,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		pinKey:     catalog.Key(cfg, ProtocolVersion),
+		pinKey:     PinKeyOf(toolbox, cfg),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,

@@ -104,6 +104,12 @@ const (
 	// announcing list_changed: a server that changes what its tools say,
 	// while running and between runs.
 	EnvDefsFile = "FAKE_DEFS_FILE"
+	// EnvRawTools names a file whose bytes are the "tools" array of the
+	// server's tools/list result, written byte for byte (duplicate keys,
+	// escapes, members no SDK keeps): the server speaks JSON-RPC itself,
+	// reads the file again for every tools/list, and answers a call with
+	// the tool's name. Nothing else of FAKE_* applies but FAKE_STATE_DIR.
+	EnvRawTools = "FAKE_RAW_TOOLS"
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -228,6 +234,10 @@ func run() error {
 			}
 		}
 		return nil
+	}
+
+	if file := os.Getenv(EnvRawTools); file != "" {
+		return f.serveRaw(file)
 	}
 
 	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
@@ -893,4 +903,49 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// serveRaw is the server of EnvRawTools: JSON-RPC over stdio, written by
+// hand, so that the tool list reaches the client as the file has it.
+func (f *fake) serveRaw(file string) error {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<26)
+	out := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name            string `json:"name"`
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &msg); err != nil || msg.ID == nil {
+			continue // a notification, or not for this server
+		}
+		var result string
+		switch msg.Method {
+		case "initialize":
+			v, _ := json.Marshal(msg.Params.ProtocolVersion)
+			result = `{"protocolVersion":` + string(v) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1.0.0"}}`
+		case "tools/list":
+			f.record(ListsFile, "list")
+			tools, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			result = `{"tools":` + strings.TrimSpace(string(tools)) + `}`
+		case "tools/call":
+			f.record(CallsFile, msg.Params.Name)
+			t, _ := json.Marshal("called " + msg.Params.Name)
+			result = `{"content":[{"type":"text","text":` + string(t) + `}]}`
+		default:
+			result = `{}`
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", msg.ID, result)
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	return in.Err()
 }

@@ -406,10 +406,8 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 				b.WriteString("\n")
 			}
 			if k := withholding(ks, name); k != nil {
-				fmt.Fprintf(&b, "Tool '%s' of server '%s' (toolbox '%s') is withheld until the user approves it: %s. "+
-					"Show the change with: %s — approve it with: %s", name, k.s.Name, tbName, k.tools.WithheldReason(name),
-					downstream.ReviewCommand("diff", w.do.ConfigPath, tbName, k.s.Name, name),
-					downstream.ReviewCommand("approve", w.do.ConfigPath, tbName, k.s.Name, name))
+				fmt.Fprintf(&b, "Tool '%s' of server '%s' (toolbox '%s') is withheld until the user approves it: %s; %s.",
+					name, k.s.Name, tbName, k.tools.WithheldReason(name), downstream.ForTheUser)
 				continue
 			}
 			fmt.Fprintf(&b, "Toolbox '%s' has no tool '%s'.", tbName, name)

@@ -482,8 +482,7 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 				}
 			}
 			for _, wh := range v.tools.Withheld {
-				line.Withheld = append(line.Withheld, fmt.Sprintf("tool '%s': %s; the user can review it with: %s", wh.Name, wh.Reason,
-					downstream.ReviewCommand("diff", w.do.ConfigPath, tb.cfg.Name, s.Name, wh.Name)))
+				line.Withheld = append(line.Withheld, fmt.Sprintf("tool '%s': %s; %s", wh.Name, wh.Reason, downstream.ForTheUser))
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++
