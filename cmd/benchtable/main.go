@@ -154,6 +154,14 @@ func write(w io.Writer, r results) {
 			row("Workbench memory, "+n+" in flight", "", "", fmt.Sprintf("%.1f MiB peak", peak), fmt.Sprintf("resident %.1f → %.1f MiB from 25%% to 100%% of calls", early, end))
 		}
 	}
+	for _, bound := range []string{"maxToolListBytes", "maxTools"} {
+		name := "RefusedToolList/bound=" + bound
+		if after, ok := r.get(name, "RSS-5s-after-MiB"); ok {
+			before, _ := r.get(name, "RSS-before-MiB")
+			peak, _ := r.get(name, "peak-RSS-MiB")
+			row("Workbench memory, a 200,000-tool list refused by "+bound, "", "", fmt.Sprintf("%.1f MiB peak", peak), fmt.Sprintf("resident %.1f MiB before, %.1f MiB 5 s after", before, after))
+		}
+	}
 	if v, ok := r.get("Startup", "ns/op"); ok {
 		row("Start to initialize result", "", "", fmt.Sprintf("%.1f ms", v/1e6), "")
 	}

@@ -746,3 +746,44 @@ func benchSharedCall(b *testing.B) {
 	b.ReportMetric(us(hop, 50), "byte-relay-p50-µs")
 	b.ReportMetric(us(hop, 99), "byte-relay-p99-µs")
 }
+
+// BenchmarkRefusedToolList opens a toolbox whose one server lists 200,000
+// tools (about 50 MB in one line), which the workbench refuses: by
+// maxToolListBytes (the default bounds), and by maxTools (the byte bound
+// raised). It reports the workbench's resident memory before the open,
+// at its peak, and 5 s after the refusal: what a refused list leaves
+// taken, the workbench otherwise idle.
+func BenchmarkRefusedToolList(b *testing.B) {
+	for _, bound := range []string{"maxToolListBytes", "maxTools"} {
+		b.Run("bound="+bound, func(b *testing.B) {
+			server := fakeEntry("huge", fakeserver.EnvHugeList, "200000")
+			if bound == "maxTools" {
+				server["maxToolListBytes"] = 100 << 20
+			}
+			cfg := oneToolbox(map[string]any{"huge": server})
+			cfg["catalog"] = false
+			var before, peak, after float64
+			for b.Loop() {
+				cs := benchClient(b, workbenchCmd(b, cfg))
+				before += procStatus(cs, "VmRSS:")
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "bench"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if text := fmt.Sprint(res.Content[0]); !strings.Contains(text, "("+bound+")") {
+					b.Fatalf("the open = %s, want the list refused by %s", text, bound)
+				}
+				b.StopTimer()
+				time.Sleep(5 * time.Second)
+				b.StartTimer()
+				peak += procStatus(cs, "VmHWM:")
+				after += procStatus(cs, "VmRSS:")
+				cs.Close()
+			}
+			n := float64(b.N)
+			b.ReportMetric(before/n, "RSS-before-MiB")
+			b.ReportMetric(peak/n, "peak-RSS-MiB")
+			b.ReportMetric(after/n, "RSS-5s-after-MiB")
+		})
+	}
+}

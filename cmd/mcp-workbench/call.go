@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
 
@@ -100,7 +101,7 @@ func checkArguments(raw []byte) error {
 // with --json, the whole result); a result that is an error goes to
 // stderr, with exit status 1.
 func call(ctx context.Context, cfg *config.Config, opts callOptions, args json.RawMessage, log *slog.Logger, logOut io.Writer, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), Pins: openPins(log)})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: front.OpenCatalog(log), Pins: front.OpenPins(log)})
 	defer wb.Close()
 	raw := wb.Use(ctx, opts.toolbox, opts.server, opts.tool, args, nil)
 	var res result

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
@@ -75,7 +76,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	// Every tool list check gets is stored in the tool catalog when it
 	// differs from the entry there: check refreshes the catalog, and never
 	// answers from it.
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true, Pins: openPins(log)})
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: front.OpenCatalog(log), CatalogStoreOnly: true, Pins: front.OpenPins(log)})
 	defer wb.Close()
 
 	// What each start produced: the report reads these, never the
@@ -103,14 +104,16 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	for _, s := range servers {
 		wg.Go(func() {
 			start := time.Now()
+			stopWatch := watchInstall(s, start, logOut)
 			tools, err := s.Connect(ctx)
+			stopWatch()
 			o := &outcome{took: time.Since(start), tools: tools, err: err}
 			mu.Lock()
 			results[s] = o
 			done := len(results)
 			mu.Unlock()
 			if err != nil {
-				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %v\n", done, total, s.Toolbox, s.Name, round(o.took), err)
+				fmt.Fprintf(logOut, "[%d/%d] %s/%s failed after %s: %s\n", done, total, s.Toolbox, s.Name, round(o.took), pins.Visible(err.Error()))
 			} else {
 				fmt.Fprintf(logOut, "[%d/%d] %s/%s started in %s\n", done, total, s.Toolbox, s.Name, round(o.took))
 			}
@@ -147,7 +150,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				fmt.Fprintf(stdout, "  %-20s connected  %3d tools  started in %s\n", s.Name, len(o.tools.Tools), round(o.took))
 				for _, t := range o.tools.Tools {
 					if t.Unchecked != "" {
-						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", t.Name, t.Unchecked)
+						fmt.Fprintf(stdout, "  %-20s warning: tool '%s': %s\n", "", pins.Line(t.Name), pins.Line(t.Unchecked))
 					}
 				}
 				pinLines(stdout, cfg.Path, s, o.tools)
@@ -158,7 +161,7 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 				if o != nil && o.err != nil {
 					reason = o.err.Error()
 				}
-				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, reason)
+				fmt.Fprintf(stdout, "  %-20s error      %s\n", s.Name, pins.Visible(reason))
 			}
 			if o == nil || o.err != nil {
 				// Its error says why: the login needed and the command, or
@@ -191,6 +194,39 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	return nil
 }
 
+// watchInstall says on w when s's start is a package runner's install
+// (again, every half minute that it goes on), and when it has installed,
+// until the returned stop.
+func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		var said time.Time // when "installing" was said last; zero: not installing
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				st := s.State().Status
+				switch {
+				case st == downstream.StatusInstalling && (said.IsZero() || now.Sub(said) >= 30*time.Second):
+					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Round(time.Second))
+					said = now
+				case st == downstream.StatusStarting && !said.IsZero():
+					fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))
+					said = time.Time{}
+				case st != downstream.StatusInstalling:
+					said = time.Time{}
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}
+
 func round(d time.Duration) time.Duration {
 	if d > time.Second {
 		return d.Round(10 * time.Millisecond)
@@ -221,7 +257,7 @@ func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *dow
 	}
 	count := map[pins.Kind][]string{}
 	for _, r := range reports {
-		count[r.Kind] = append(count[r.Kind], r.Name)
+		count[r.Kind] = append(count[r.Kind], pins.Line(r.Name))
 	}
 	line := fmt.Sprintf("pins: %d pinned, %d changed, %d new, %d removed", len(count[pins.Same]), len(count[pins.Changed]), len(count[pins.New]), len(count[pins.Removed]))
 	for _, k := range []pins.Kind{pins.Changed, pins.New, pins.Removed} {
@@ -231,14 +267,14 @@ func pinLines(stdout io.Writer, configPath string, s *downstream.Server, ts *dow
 	}
 	fmt.Fprintf(stdout, "  %-20s %s\n", "", line)
 	if state == pins.Corrupt {
-		fmt.Fprintf(stdout, "  %-20s the pin file is damaged or was edited (%s): nothing in it is trusted\n", "", why)
+		fmt.Fprintf(stdout, "  %-20s the pin file is damaged or was edited (%s): nothing in it is trusted\n", "", pins.Line(why))
 	}
 	for _, w := range ts.Withheld {
-		fmt.Fprintf(stdout, "  %-20s withheld: tool '%s': %s\n", "", w.Name, w.Reason)
+		fmt.Fprintf(stdout, "  %-20s withheld: tool '%s': %s\n", "", pins.Line(w.Name), pins.Line(w.Reason))
 	}
 	for _, t := range ts.Defs() {
 		for _, f := range ts.FlagsOf(t.Name) {
-			fmt.Fprintf(stdout, "  %-20s flagged: tool '%s': %s\n", "", t.Name, f)
+			fmt.Fprintf(stdout, "  %-20s flagged: tool '%s': %s\n", "", pins.Line(t.Name), pins.Line(f))
 		}
 	}
 	if len(count[pins.Changed])+len(count[pins.New])+len(count[pins.Removed]) > 0 || len(ts.Withheld) > 0 || state == pins.Corrupt {

@@ -35,10 +35,13 @@ const envConformanceClient = "WB_CONFORMANCE_CLIENT"
 // extensions.
 var conformanceSuites = []string{"auth", "backcompat", "draft", "extensions"}
 
-func TestConformanceClientAuth(t *testing.T) {
-	dir := filepath.Join(fakeserver.RepoRoot(t), "testdata", "conformance")
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+// conformanceSuite returns the suite's folder, its Node and its command
+// line's script; it fails the test under CI when they are missing.
+func conformanceSuite(t *testing.T) (dir, node, cli string) {
+	t.Helper()
+	dir = filepath.Join(fakeserver.RepoRoot(t), "testdata", "conformance")
+	node = filepath.Join(dir, "node_modules", ".bin", "node")
+	cli = filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	for _, p := range []string{node, cli} {
 		if _, err := os.Stat(p); err != nil {
 			msg := "the MCP conformance suite is not installed: run 'make test-deps' (npm ci in testdata/conformance)"
@@ -48,6 +51,11 @@ func TestConformanceClientAuth(t *testing.T) {
 			t.Skip(msg)
 		}
 	}
+	return dir, node, cli
+}
+
+func TestConformanceClientAuth(t *testing.T) {
+	dir, node, cli := conformanceSuite(t)
 	if testing.Short() {
 		t.Skip("the conformance suite starts Node and a dozen logins")
 	}
@@ -164,18 +172,7 @@ func conformanceClient() int {
 // server's elicitation reaches the host through the workbench, and the
 // answer goes back, defaults applied as a client applies them.
 func TestConformanceClientElicitation(t *testing.T) {
-	dir := filepath.Join(fakeserver.RepoRoot(t), "testdata", "conformance")
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	cli := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
-	for _, p := range []string{node, cli} {
-		if _, err := os.Stat(p); err != nil {
-			msg := "the MCP conformance suite is not installed: run 'make test-deps' (npm ci in testdata/conformance)"
-			if os.Getenv("CI") != "" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	_, node, cli := conformanceSuite(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
@@ -124,7 +125,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	if err := writeNew(opts, out); err != nil {
 		return err
 	}
-	warnConfig(log, warnings)
+	front.WarnConfig(log, warnings)
 	printNextSteps(stdout, opts, found, boxes)
 	return nil
 }

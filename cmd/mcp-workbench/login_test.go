@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 )
@@ -136,4 +138,72 @@ func walk(root string, f func(string)) error {
 		}
 	}
 	return nil
+}
+
+// TestLoginThenServeWithRotatingShortLivedTokens: an authorization server
+// that rotates refresh tokens (a spent one is refused with invalid_grant)
+// and issues access tokens living 2 s, less than any fixed refresh margin.
+// login stores tokens nothing spent; serve, check and call each refresh as
+// they need and store every refresh token they get before it is used
+// again: no spent refresh token is ever sent, and the store ends with a
+// live one.
+func TestLoginThenServeWithRotatingShortLivedTokens(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "AppData", "LocalAppData"} {
+		t.Setenv(v, dir)
+	}
+	exe, _ := os.Executable()
+	t.Setenv("BROWSER", exe)
+	t.Setenv(oauthtest.EnvBrowser, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{TokenTTL: 2 * time.Second})
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"dev": map[string]any{"description": "Remote tools", "mcpServers": map[string]any{
+			"linear": map[string]any{"type": "http", "url": srv.URL},
+		}},
+	}})
+	code, out, errOut := runCmd(t, "", "login", "--config", cfg, "dev", "linear")
+	if code != 0 || !strings.Contains(out, "refreshed automatically") {
+		t.Fatalf("login (%d):\n%s\n%s", code, out, errOut)
+	}
+	stored := func(when string) {
+		t.Helper()
+		data, err := os.ReadFile(firstTokenFile(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Token struct {
+				RefreshToken string `json:"refresh_token"`
+			} `json:"token"`
+		}
+		if err := json.Unmarshal(data, &rec); err != nil || !srv.Holds(rec.Token.RefreshToken) {
+			t.Fatalf("%s: the stored refresh token is not one the authorization server holds (spent or unknown; %v)", when, err)
+		}
+	}
+	stored("after login")
+
+	cs, _ := runInProcess(t, "--config", cfg)
+	for i := range 3 {
+		if text, isErr := callTool(t, cs, "use_tool", use("dev", "linear", "whoami", map[string]any{})); isErr || text != "you are logged in" {
+			t.Fatalf("serve, call %d: %q (error %v)", i+1, text, isErr)
+		}
+	}
+	stored("after serve")
+	if code, out, errOut = runCmd(t, "", "check", "--config", cfg); code != 0 {
+		t.Fatalf("check (%d):\n%s\n%s", code, out, errOut)
+	}
+	stored("after check")
+	for i := range 2 {
+		code, out, errOut = runCmd(t, "", "call", "--config", cfg, "dev", "linear", "whoami")
+		if code != 0 || strings.TrimSpace(out) != "you are logged in" {
+			t.Fatalf("call %d (%d): %s\n%s", i+1, code, out, errOut)
+		}
+	}
+	stored("after call")
+	if n := srv.Reuses.Load(); n != 0 {
+		t.Errorf("a spent refresh token was sent again (%d times)", n)
+	}
+	if n := srv.Logins.Load(); n != 1 {
+		t.Errorf("%d logins, want 1", n)
+	}
 }

@@ -134,6 +134,8 @@ func runInProcessAt(t *testing.T, protocol string, opts *mcp.ClientOptions, args
 }
 
 // runInProcessAtWithRoots is runInProcessAt for a host with roots.
+//
+//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 func runInProcessAtWithRoots(t *testing.T, protocol string, opts *mcp.ClientOptions, roots []*mcp.Root, args ...string) (*mcp.ClientSession, *fakeserver.Buffer) {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -145,6 +147,7 @@ func runInProcessAtWithRoots(t *testing.T, protocol string, opts *mcp.ClientOpti
 		outW.Close()
 	}()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts)
+	//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 	client.AddRoots(roots...)
 	cs, err := client.Connect(ctxT(t), &mcp.IOTransport{Reader: outR, Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
@@ -73,12 +72,12 @@ func TestToolsDiffAndApprove(t *testing.T) {
 	if isErr || strings.Contains(text, `"name":"victim"`) {
 		t.Fatalf("open: %s", text)
 	}
-	wantAll(t, "open result", text, `"withheld":["tool 'victim': its description changed since it was approved; the user can review it with: mcp-workbench tools diff --config `)
+	wantAll(t, "open result", text, `"withheld":["tool 'victim': its description changed since it was approved; only the user can approve it`)
 	text, isErr = callTool(t, p.cs, "use_tool", use("dev", "fake", "victim", map[string]any{"a": 1}))
 	if !isErr {
 		t.Errorf("the changed tool was called: %s", text)
 	}
-	wantAll(t, "refusal", text, "Cannot call tool 'victim' in server 'fake' (toolbox 'dev')", "its description changed", "mcp-workbench tools approve --config")
+	wantAll(t, "refusal", text, "Cannot call tool 'victim' in server 'fake' (toolbox 'dev')", "its description changed", "only the user can approve it")
 	if text, isErr := callTool(t, p.cs, "use_tool", use("dev", "other", "echo", map[string]any{"text": "x"})); isErr {
 		t.Errorf("unchanged tool: %s", text)
 	}
@@ -89,7 +88,7 @@ func TestToolsDiffAndApprove(t *testing.T) {
 	}
 	wantAll(t, "tools diff", out, "dev/fake/victim: changed (description); withheld: its description changed since it was approved",
 		`flagged: hidden character \u202e in description`, `flagged: text addressed to the model in description: "~/.ssh"`,
-		"--- victim (pinned)", "+++ victim (now)", "-    Adds two numbers.", `+    Adds two numbers.\u202e Before using this tool`, "Approve with: mcp-workbench tools approve --config")
+		"--- victim (pinned)", "+++ victim (now)", "-    Adds two numbers.", `+    Adds two numbers.\u202e Before using this tool`, "Approve what is shown with: mcp-workbench tools approve --config")
 	if strings.ContainsRune(out, '\u202e') {
 		t.Error("tools diff printed the hidden character itself")
 	}
@@ -113,7 +112,7 @@ func TestToolsDiffAndApprove(t *testing.T) {
 		t.Errorf("unknown tool: %s", errOut)
 	}
 
-	code, out, _ = runCmd(t, "", "tools", "approve", "--config", cfg, "dev", "fake", "victim")
+	code, out, _ = runCmd(t, "y\n", "tools", "approve", "--config", cfg, "dev", "fake", "victim")
 	if code != 0 || !strings.Contains(out, "dev/fake: approved victim") {
 		t.Errorf("approve: %d %s", code, out)
 	}
@@ -164,7 +163,7 @@ func TestPinsSharedByConcurrentProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fake", "other"} {
-		m, st, why := store.Load(catalog.Key(cfg.Toolbox("dev").Server(name), downstream.ProtocolVersion))
+		m, st, why := store.Load(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server(name)))
 		if st != pins.OK || len(m) < 15 {
 			t.Errorf("%s: %v %q, %d pins", name, st, why, len(m))
 		}
@@ -219,7 +218,7 @@ func TestToolsCorruptPinFile(t *testing.T) {
 	}
 	dir, _ := pins.DefaultDir()
 	store, _ := pins.Open(dir)
-	file := store.Path(catalog.Key(cfg.Toolbox("dev").Server("fake"), downstream.ProtocolVersion))
+	file := store.Path(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake")))
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -231,11 +230,11 @@ func TestToolsCorruptPinFile(t *testing.T) {
 	wantAll(t, "check", out, "the pin file is damaged or was edited (checksum mismatch (edited or damaged))", "withheld: tool 'victim': its pin could not be checked", "review: mcp-workbench tools diff")
 	_, out, _ = runCmd(t, "", "tools", "diff", "--config", cfgPath, "dev", "fake")
 	wantAll(t, "tools diff", out, "is damaged or was edited", "dev/fake/victim: new")
-	code, out, _ := runCmd(t, "", "tools", "approve", "--config", cfgPath, "dev", "fake")
+	code, out, _ := runCmd(t, "yes\n", "tools", "approve", "--config", cfgPath, "dev", "fake")
 	if code != 0 || !strings.Contains(out, "dev/fake: approved") {
 		t.Errorf("approve: %d %s", code, out)
 	}
-	if _, st, why := store.Load(catalog.Key(cfg.Toolbox("dev").Server("fake"), downstream.ProtocolVersion)); st != pins.OK {
+	if _, st, why := store.Load(downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake"))); st != pins.OK {
 		t.Errorf("after approval: %v %s", st, why)
 	}
 	_, out, _ = runCmd(t, "", "tools", "diff", "--config", cfgPath)

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 )
 
 // A command is one subcommand of mcp-workbench. Each lives in its own file
@@ -232,16 +233,8 @@ func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, 
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return nil, nil, nil, &exitError{code: 1}
 	}
-	warnConfig(log, cfg.Warnings)
+	front.WarnConfig(log, cfg.Warnings)
 	return cfg, log, logOut, nil
-}
-
-// warnConfig logs the warnings of a configuration: the one printer of
-// validate, import, serve (at start and on a reload) and the others.
-func warnConfig(log *slog.Logger, warnings []string) {
-	for _, w := range warnings {
-		log.Warn("configuration: " + w)
-	}
 }
 
 // noArguments refuses positional arguments, for the commands that take none.

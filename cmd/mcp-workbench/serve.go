@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
+	"fmt"
+	"os"
 
-	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
-
-	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
+	"github.com/mcpworkbench/mcp-workbench/internal/shared"
 )
 
 const serveUsage = `Usage: mcp-workbench [serve] [--shared=true|false] [--config PATH] [--log-level LEVEL]
@@ -62,91 +60,30 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 
+	o := front.Options{Version: Version(), Logger: log, LogOut: logOut}
 	if opts.sharing(cfg) {
-		err := serveShared(ctx, cfg, log, logOut, opts.globalOptions, e.stdin, e.stdout)
-		if !errors.Is(err, errNotShared) {
+		start := func(sock, config string) (<-chan error, error) {
+			return startSharedDaemon(sock, config, opts.globalOptions)
+		}
+		err := front.ServeShared(ctx, cfg, front.SharedOptions{Options: o, Start: start}, e.stdin, e.stdout)
+		if !errors.Is(err, front.ErrNotShared) {
 			return err
 		}
-		// Logged by serveShared: this session runs its servers itself.
+		// Logged by ServeShared: this session runs its servers itself.
 	}
-	return serveLocal(ctx, cfg, log, logOut, e.stdin, e.stdout)
+	return front.ServeLocal(ctx, cfg, o, e.stdin, e.stdout)
 }
 
-// serveLocal serves one host session on in and out with servers of its
-// own: what serve does without sharing, and what a session does when the
-// shared workbench cannot be reached.
-func serveLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, in io.Reader, out io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), Pins: openPins(log)})
-	defer wb.Close()
-	ss, err := wb.Connect(ctx, in, out)
+// startSharedDaemon starts serve-shared for the configuration at config,
+// detached, its log next to its socket sock.
+func startSharedDaemon(sock, config string, g globalOptions) (<-chan error, error) {
+	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("finding the workbench's own executable: %w", err)
 	}
-	log.Debug("serving", "config", cfg.Path, "toolboxes", len(cfg.Toolboxes))
-	watcher, err := config.Watch(ctx, cfg.Path, config.WatchOptions{Loaded: cfg}, func(next *config.Config, err error) {
-		reload(wb, next, err, log)
-	})
-	if err != nil {
-		log.Warn("not watching the configuration file: edits take effect when the host restarts the workbench", "error", err)
-	} else {
-		defer watcher.Close()
+	args := []string{"serve-shared", "--config", config}
+	if g.logLevel != "" {
+		args = append(args, "--log-level", g.logLevel)
 	}
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	select {
-	case err = <-done:
-		// stdin ended: the host is gone.
-	case <-ctx.Done():
-		log.Info("shutting down", "reason", context.Cause(ctx))
-	}
-	// Calls in flight are cancelled and servers stopped before the session
-	// closes, so that nothing waits on a downstream server; no reload
-	// starts anything meanwhile.
-	if watcher != nil {
-		watcher.Close()
-	}
-	wb.Close()
-	_ = ss.Close()
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
-		log.Debug("session ended", "error", err)
-	}
-	return nil
-}
-
-// reload applies an edit of the configuration file: a configuration that
-// loaded replaces the one served; one that did not is logged, every
-// problem with its JSON path, and the workbench keeps serving the one it
-// has.
-func reload(wb *workbench.Workbench, next *config.Config, err error, log *slog.Logger) {
-	if err != nil {
-		var ce *config.Error
-		if !errors.As(err, &ce) {
-			log.Error("configuration not reloaded; still serving the previous one", "error", err)
-			return
-		}
-		log.Error("configuration not reloaded: the edited file is invalid; still serving the previous one", "file", ce.File, "problems", len(ce.Problems))
-		for _, p := range ce.Problems {
-			log.Error("configuration problem", "path", p.Path, "problem", p.Msg)
-		}
-		return
-	}
-	warnConfig(log, next.Warnings)
-	if ch := wb.Reload(next); ch.Empty() {
-		log.Debug("configuration file saved; nothing to apply")
-	}
-}
-
-// openCatalog opens the tool catalog in the user's cache folder. Without
-// one (no cache folder, no permission) the workbench works as before:
-// every open waits for its servers.
-func openCatalog(log *slog.Logger) *catalog.Catalog {
-	dir, err := catalog.DefaultDir()
-	if err == nil {
-		var cat *catalog.Catalog
-		if cat, err = catalog.Open(dir); err == nil {
-			return cat
-		}
-	}
-	log.Warn("no tool catalog: open_toolbox will wait for servers to start", "error", err)
-	return nil
+	return shared.StartDetached(exe, args, os.Environ(), shared.LogPath(sock))
 }

@@ -1,5 +1,7 @@
 package main
 
+//lint:file-ignore SA1019 roots and sampling are deprecated from 2026-07-28 on, but hosts and servers of the 2025 protocols still use them, and the workbench relays what they use.
+
 import (
 	"context"
 	"strings"

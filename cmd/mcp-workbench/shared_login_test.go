@@ -147,6 +147,84 @@ func sharedLogin(t *testing.T, version string, sharedServer bool) {
 	}
 }
 
+// TestSharedOneLoginForEverySession: two sessions whose hosts can both
+// show a login page open the same remote server: each host is shown the
+// page of one login, the user logs in once, and both opens end with the
+// server logged in. (Each session's own login left the other waiting for
+// a browser that never came.)
+func TestSharedOneLoginForEverySession(t *testing.T) {
+	for _, sharedServer := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared=%v", sharedServer), func(t *testing.T) {
+			tag, wbTag := sharingTest(t, "onelogin")
+			srv := oauthtest.Start(t, oauthtest.Options{})
+			cfg := sharedConfig(t, map[string]any{
+				"dev": map[string]any{"description": "Remote tools", "mcpServers": map[string]any{
+					"linear": map[string]any{"type": "http", "url": srv.URL, "oauth": map[string]any{"scopes": "tools"}, "shared": sharedServer},
+					"local":  taggedServer(tag, "local"),
+				}},
+			})
+			pages := make(chan string, 10)
+			host := func() *process {
+				return launchSession(t, []string{"--config", cfg}, wbTag, "", &mcp.ClientOptions{
+					Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+					ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						pages <- req.Params.URL
+						return &mcp.ElicitResult{Action: "accept"}, nil
+					},
+				})
+			}
+			sessions := []*process{host(), host()}
+			opened := make(chan string, len(sessions))
+			for _, p := range sessions {
+				go func() {
+					res, err := p.cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "dev"}})
+					if err != nil {
+						opened <- "error: " + err.Error()
+						return
+					}
+					var text string
+					for _, c := range res.Content {
+						if tc, ok := c.(*mcp.TextContent); ok {
+							text += tc.Text
+						}
+					}
+					opened <- text
+				}()
+			}
+			var shown []string
+			for range sessions {
+				select {
+				case page := <-pages:
+					shown = append(shown, page)
+				case <-time.After(time.Minute):
+					t.Fatalf("the hosts were shown %d login pages, want 2", len(shown))
+				}
+			}
+			if shown[0] != shown[1] {
+				t.Errorf("the two hosts were shown two logins' pages:\n%s\n%s", shown[0], shown[1])
+			}
+			resp, err := http.Get(shown[0]) // the user logs in once
+			if err != nil {
+				t.Fatalf("the browser step: %v", err)
+			}
+			resp.Body.Close()
+			for range sessions {
+				select {
+				case text := <-opened:
+					if strings.HasPrefix(text, "error: ") || !strings.HasPrefix(openStatuses(t, text)["linear"], "connected") {
+						t.Errorf("an open after the login: %s", text)
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("an open did not end after the one login")
+				}
+			}
+			if n := srv.Logins.Load(); n != 1 {
+				t.Errorf("%d logins, want 1", n)
+			}
+		})
+	}
+}
+
 // openStatuses is each server's status (and error) in an open_toolbox
 // result.
 func openStatuses(t *testing.T, text string) map[string]string {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/shared"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -168,15 +169,15 @@ func whoami(t *testing.T, cs *mcp.ClientSession, toolbox, server string) string 
 	return downstreamPID(t, cs, toolbox, server)
 }
 
-// daemonPIDs are the shared workbenches running for this test's
+// sharedStatuses are the shared workbenches running for this test's
 // runtime folder, as mcp-workbench status reports them.
-func sharedStatuses(t testing.TB) []sharedStatus {
+func sharedStatuses(t testing.TB) []front.Status {
 	t.Helper()
 	code, out, errOut := runCmd(t, "", "status", "--json")
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	var list []sharedStatus
+	var list []front.Status
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -578,7 +579,7 @@ func TestSharedRestartBeforeInitialize(t *testing.T) {
 	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
 	p, stdout := startWorkbench(t, []string{"--config", cfg}, wbTag, "")
 	// The relay connects before the host says anything.
-	var first []sharedStatus
+	var first []front.Status
 	fakeserver.Eventually(t, "the relay's session in the shared workbench", func() bool {
 		first = sharedStatuses(t)
 		return len(first) == 1 && len(first[0].Sessions) == 1
@@ -594,4 +595,68 @@ func TestSharedRestartBeforeInitialize(t *testing.T) {
 	}
 	defer cs.Close()
 	whoami(t, cs, "tb", "a")
+}
+
+// TestSharedWorkbenchThatExitsAtOnce: a shared workbench that ends as it
+// starts (here its socket's path is taken by a file that is not a socket)
+// is noticed when it ends, not after the dial timeout: the session runs
+// its servers itself and says why, with the end of the shared
+// workbench's log.
+func TestSharedWorkbenchThatExitsAtOnce(t *testing.T) {
+	tag, wbTag := sharingTest(t, "exits")
+	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
+	dir, err := shared.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := shared.SocketPath(dir, cfg, Version())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sock, []byte("not a socket"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startSession(t, cfg, wbTag, "")
+	if text, isErr := callTool(t, p.cs, "use_tool", use("tb", "a", "echo", map[string]any{"text": "hi"})); isErr || !strings.Contains(text, "hi") {
+		t.Fatalf("the session did not serve itself: %s", text)
+	}
+	for _, want := range []string{"this session runs its servers itself", "ended without answering", "is not a socket"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("the session's log lacks %q:\n%s", want, p.stderr)
+		}
+	}
+}
+
+// TestSharedLeavesOnlyItsLog: once the last session has left and the
+// grace has passed, the shared workbench leaves nothing in the runtime
+// folder but its log: no socket, no lock file.
+func TestSharedLeavesOnlyItsLog(t *testing.T) {
+	tag, wbTag := sharingTest(t, "leftovers")
+	cfg := sharedConfig(t, map[string]any{"tb": map[string]any{"description": "d", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}}})
+	p := startSession(t, cfg, wbTag, "")
+	whoami(t, p.cs, "tb", "a")
+	st := sharedStatuses(t)
+	if len(st) != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	_ = p.stdin.Close()
+	<-p.done
+	fakeserver.Eventually(t, "the shared workbench gone", func() bool { return processGone(st[0].PID) })
+	dir, err := shared.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".log") {
+			left = append(left, e.Name())
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("left in the runtime folder after the shared workbench ended: %v", left)
+	}
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/shared"
 )
 
@@ -33,64 +32,6 @@ call starts a new shared workbench.
   --all    stop every shared workbench of this user
 ` + globalFlagsHelp
 
-// sharedDaemon is one shared workbench found by status or stop-shared.
-type sharedDaemon struct {
-	sock   string
-	status sharedStatus
-}
-
-// findShared asks every shared workbench of the user for its status;
-// sockets no one answers at are left to the next start to clean up.
-func findShared(ctx context.Context) ([]sharedDaemon, error) {
-	if !shared.Supported() {
-		return nil, errors.New("sharing is not supported on this system: every session runs its own servers")
-	}
-	dir, err := shared.Dir()
-	if err != nil {
-		return nil, err
-	}
-	socks, err := shared.Sockets(dir)
-	if err != nil {
-		return nil, err
-	}
-	var found []sharedDaemon
-	for _, sock := range socks {
-		reply, err := askShared(ctx, sock, shared.KindStatus)
-		if err != nil {
-			continue // stale: its workbench is gone
-		}
-		var st sharedStatus
-		if err := json.Unmarshal(reply.Status, &st); err != nil {
-			continue
-		}
-		found = append(found, sharedDaemon{sock: sock, status: st})
-	}
-	return found, nil
-}
-
-// askShared sends a status or stop hello to the shared workbench at sock.
-func askShared(ctx context.Context, sock, kind string) (*shared.Reply, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	conn, err := shared.Dial(ctx, sock)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(sharedAnswerTimeout))
-	if err := shared.WriteLine(conn, shared.Hello{Protocol: shared.Protocol, Version: Version(), Kind: kind, PID: os.Getpid()}); err != nil {
-		return nil, err
-	}
-	var reply shared.Reply
-	if err := shared.ReadLine(bufio.NewReader(conn), &reply); err != nil {
-		return nil, err
-	}
-	if !reply.OK {
-		return nil, errors.New(reply.Error)
-	}
-	return &reply, nil
-}
-
 func runStatus(ctx context.Context, e *env, args []string) error {
 	var g globalOptions
 	fs := e.flagSet("status", &g)
@@ -105,15 +46,15 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if _, _, err := e.logger("status", g); err != nil {
 		return err
 	}
-	found, err := findShared(ctx)
+	found, err := front.FindShared(ctx, Version())
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return &exitError{code: 1}
 	}
 	if *asJSON {
-		list := make([]sharedStatus, 0, len(found))
+		list := make([]front.Status, 0, len(found))
 		for _, d := range found {
-			list = append(list, d.status)
+			list = append(list, d.Status)
 		}
 		out, _ := json.MarshalIndent(list, "", "  ")
 		fmt.Fprintln(e.stdout, string(out))
@@ -125,7 +66,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	}
 	now := time.Now()
 	for i, d := range found {
-		st := d.status
+		st := d.Status
 		if i > 0 {
 			fmt.Fprintln(e.stdout)
 		}
@@ -136,7 +77,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "  servers: %d\n", len(st.Servers))
 		for _, s := range st.Servers {
-			line := fmt.Sprintf("    %s/%s  %s", s.Toolbox, s.Server, s.Status)
+			line := fmt.Sprintf("    %s/%s  %s%s", s.Toolbox, s.Server, s.Status, s.StartSchedule.Text())
 			if s.IdleMs > 0 {
 				line += ", idle " + (time.Duration(s.IdleMs) * time.Millisecond).Round(time.Second).String()
 			}
@@ -179,7 +120,7 @@ func runStopShared(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	found, err := findShared(ctx)
+	found, err := front.FindShared(ctx, Version())
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return &exitError{code: 1}
@@ -187,15 +128,15 @@ func runStopShared(ctx context.Context, e *env, args []string) error {
 	stopped := 0
 	var others []string
 	for _, d := range found {
-		if want != "" && d.status.Config != want {
-			others = append(others, d.status.Config)
+		if want != "" && d.Status.Config != want {
+			others = append(others, d.Status.Config)
 			continue
 		}
-		if _, err := askShared(ctx, d.sock, shared.KindStop); err != nil {
-			fmt.Fprintf(e.stderr, "mcp-workbench: stopping the shared workbench of %s (pid %d): %v\n", d.status.Config, d.status.PID, err)
+		if _, err := front.Ask(ctx, d.Socket, shared.KindStop, Version()); err != nil {
+			fmt.Fprintf(e.stderr, "mcp-workbench: stopping the shared workbench of %s (pid %d): %v\n", d.Status.Config, d.Status.PID, err)
 			continue
 		}
-		fmt.Fprintf(e.stdout, "Stopped the shared workbench of %s (version %s, pid %d).\n", d.status.Config, d.status.Version, d.status.PID)
+		fmt.Fprintf(e.stdout, "Stopped the shared workbench of %s (version %s, pid %d).\n", d.Status.Config, d.Status.Version, d.Status.PID)
 		stopped++
 	}
 	if stopped == 0 {

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,25 +15,30 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
 
 const toolsUsage = `Usage: mcp-workbench tools diff    [--config PATH] [TOOLBOX [SERVER [TOOL]]]
-       mcp-workbench tools approve [--config PATH] [TOOLBOX [SERVER [TOOL]]]
+       mcp-workbench tools approve [--config PATH] [--reviewed CODE] [TOOLBOX [SERVER [TOOL]]]
 
-The workbench pins each tool's definition (name, title, description,
-inputSchema, outputSchema, annotations) the first time it lists a server,
-and withholds a tool whose definition changed since ("toolChanges").
+The workbench pins each tool's definition (its whole tool object but
+_meta: name, title, description, inputSchema, outputSchema, annotations
+and any other member) the first time it lists a server, and withholds a
+tool whose definition changed since ("toolChanges").
 
 diff starts the named servers (every server if none is named), and shows
 each tool that changed, is new or was removed since it was pinned, as a
 unified diff with hidden characters written as \uXXXX, and what screening
-flags in each tool.
+flags in each tool. It ends with the approve command for what it showed,
+with a code (--reviewed) that stands for exactly those definitions.
 
-approve pins the current definitions: of every server, of one server, or
-of one tool; the workbench serves them again (open the toolbox again). A
-removed tool's pin is dropped. Nothing to approve is not an error.
+approve pins what diff showed: of every server, of one server, or of one
+tool; the workbench serves them again (open the toolbox again). A removed
+tool's pin is dropped. With --reviewed, it approves only if the servers
+list exactly what the diff of that code showed; without, it shows what it
+would approve and asks. Nothing to approve is not an error.
 ` + globalFlagsHelp
 
 // toolsOptions is the parsed command line of mcp-workbench tools.
@@ -38,11 +46,13 @@ type toolsOptions struct {
 	globalOptions
 	verb                  string // diff or approve
 	toolbox, server, tool string
+	reviewed              string // approve's --reviewed: the code diff printed
 }
 
 func runTools(ctx context.Context, e *env, args []string) error {
 	var opts toolsOptions
 	fs := e.flagSet("tools", &opts.globalOptions)
+	fs.StringVar(&opts.reviewed, "reviewed", "", "")
 	positional, err := parse(fs, args)
 	if err != nil {
 		return e.usageError("tools", err)
@@ -54,6 +64,9 @@ func runTools(ctx context.Context, e *env, args []string) error {
 		return e.usageError("tools", fmt.Errorf("too many arguments: %s", strings.Join(positional[4:], " ")))
 	}
 	opts.verb = positional[0]
+	if opts.reviewed != "" && opts.verb != "approve" {
+		return e.usageError("tools", errors.New("--reviewed goes with approve"))
+	}
 	sel := append(positional[1:], "", "", "")
 	opts.toolbox, opts.server, opts.tool = sel[0], sel[1], sel[2]
 	cfg, log, logOut, err := e.load("tools", opts.globalOptions)
@@ -73,11 +86,11 @@ func runTools(ctx context.Context, e *env, args []string) error {
 			return e.usageError("tools", fmt.Errorf("toolbox %q has no server %q (servers: %s)", opts.toolbox, opts.server, strings.Join(names, ", ")))
 		}
 	}
-	store := openPins(log)
+	store := front.OpenPins(log)
 	if store == nil {
 		return &exitError{code: 1}
 	}
-	err = reviewTools(ctx, cfg, opts, store, log, logOut, e.stdout)
+	err = reviewTools(ctx, cfg, opts, store, log, logOut, e.stdin, e.stdout)
 	var unknown *unknownToolError
 	if errors.As(err, &unknown) {
 		return e.usageError("tools", err)
@@ -90,10 +103,34 @@ type unknownToolError struct{ msg string }
 
 func (e *unknownToolError) Error() string { return e.msg }
 
+// reviewed is one server's part of a review: its tools, compared with
+// its pins, and what approving them changes.
+type reviewed struct {
+	s       *downstream.Server
+	label   string
+	tools   *downstream.ToolSet
+	reports []pins.Report
+	pending []downstream.Pending
+}
+
+// reviewCode stands for the changes approve makes: the same code means
+// the same definitions, so that approve pins only what diff showed.
+func reviewCode(rs []reviewed) string {
+	h := sha256.New()
+	for _, r := range rs {
+		for _, p := range r.pending {
+			fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(r.label), r.label, len(p.Name), p.Name, len(p.Hash), p.Hash)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24]
+}
+
 // reviewTools starts the selected servers and shows (diff) or pins
-// (approve) their tools' changes.
-func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, store *pins.Store, log *slog.Logger, logOut, stdout io.Writer) error {
-	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: openCatalog(log), CatalogStoreOnly: true, Pins: store})
+// (approve) their tools' changes. Every string a server wrote is printed
+// through pins.Line or pins.Visible: a name or description cannot draw
+// over, or add, lines of the review.
+func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, store *pins.Store, log *slog.Logger, logOut io.Writer, stdin io.Reader, stdout io.Writer) error {
+	wb := workbench.New(cfg, workbench.Options{Version: Version(), Logger: log, Stderr: logOut, Catalog: front.OpenCatalog(log), CatalogStoreOnly: true, Pins: store})
 	defer wb.Close()
 	var servers []*downstream.Server
 	for _, name := range cfg.ToolboxNames() {
@@ -119,82 +156,120 @@ func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, sto
 		})
 	}
 	wg.Wait()
-	failed, shown, approved := 0, 0, 0
+	failed := 0
+	var rs []reviewed
 	for i, s := range servers {
 		label := s.Toolbox + "/" + s.Name
 		o := results[i]
 		if o.err != nil {
 			failed++
-			fmt.Fprintf(stdout, "%s: could not start: %v\n", label, o.err)
+			fmt.Fprintf(stdout, "%s: could not start: %s\n", label, pins.Visible(o.err.Error()))
 			continue
 		}
 		if cur := s.State().Tools; cur != nil {
 			o.tools = cur // screened again now that every server has listed its tools
 		}
 		reports, state, why := s.PinReport(o.tools)
+		var names []string
 		if opts.tool != "" {
 			idx := slices.IndexFunc(reports, func(r pins.Report) bool { return r.Name == opts.tool })
 			if idx < 0 {
-				var names []string
+				var have []string
 				for _, r := range reports {
-					names = append(names, r.Name)
+					have = append(have, pins.Line(r.Name))
 				}
-				return &unknownToolError{fmt.Sprintf("server %s has no tool %q (tools: %s)", label, opts.tool, strings.Join(names, ", "))}
+				return &unknownToolError{fmt.Sprintf("server %s has no tool %q (tools: %s)", label, opts.tool, strings.Join(have, ", "))}
 			}
 			reports = reports[idx : idx+1]
+			names = []string{opts.tool}
 		}
 		if state == pins.Corrupt {
-			fmt.Fprintf(stdout, "%s: the pin file %s is damaged or was edited (%s): nothing in it is trusted; every tool shows as new until approved.\n", label, store.Path(s.PinKey()), why)
+			fmt.Fprintf(stdout, "%s: the pin file %s is damaged or was edited (%s): nothing in it is trusted; every tool shows as new until approved.\n", label, store.Path(s.PinKey()), pins.Line(why))
 		}
-		if opts.verb == "approve" {
-			var names []string
-			if opts.tool != "" {
-				names = []string{opts.tool}
-			}
-			done, err := s.Approve(o.tools, names)
+		rs = append(rs, reviewed{s: s, label: label, tools: o.tools, reports: reports, pending: s.Pending(o.tools, names)})
+	}
+	code := reviewCode(rs)
+	pending := 0
+	for _, r := range rs {
+		pending += len(r.pending)
+	}
+	approveCmd := fmt.Sprintf("%s --reviewed %s", downstream.ReviewCommand("approve", cfg.Path, opts.toolbox, opts.server, opts.tool), code)
+	switch {
+	case opts.verb == "diff":
+		shown := showReview(stdout, rs)
+		switch {
+		case shown == 0 && failed == 0:
+			fmt.Fprintln(stdout, "No changes: every tool is as it was pinned, and none is flagged.")
+		case pending > 0:
+			fmt.Fprintf(stdout, "\nApprove what is shown with: %s\n", approveCmd)
+		}
+	case pending == 0:
+		if failed == 0 {
+			fmt.Fprintln(stdout, "Nothing to approve: every tool is pinned as it is now.")
+		}
+	case opts.reviewed != "" && opts.reviewed != code:
+		fmt.Fprintln(stdout, "Nothing approved: the servers do not list what that review showed (they changed since, or the code is another review's). What they list now:")
+		showReview(stdout, rs)
+		fmt.Fprintf(stdout, "\nApprove this with: %s\n", approveCmd)
+		return &exitError{code: 1}
+	case opts.reviewed == "":
+		showReview(stdout, rs)
+		fmt.Fprint(stdout, "\nApprove what is shown above? [y/N] ")
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintf(stdout, "\nNothing approved. To approve what is shown without the question: %s\n", approveCmd)
+			return &exitError{code: 1}
+		}
+		fmt.Fprintln(stdout)
+		fallthrough
+	default: // approve what was shown: the definitions of this very review
+		for _, r := range rs {
+			done, err := r.s.Approve(r.tools, r.pending)
 			if err != nil {
-				return fmt.Errorf("%s: %w", label, err)
+				return fmt.Errorf("%s: %w", r.label, err)
 			}
 			if len(done) > 0 {
-				approved += len(done)
-				fmt.Fprintf(stdout, "%s: approved %s\n", label, strings.Join(done, ", "))
+				for i := range done {
+					done[i] = pins.Line(done[i])
+				}
+				fmt.Fprintf(stdout, "%s: approved %s\n", r.label, strings.Join(done, ", "))
 			}
-			continue
 		}
-		for _, r := range reports {
-			flags := o.tools.FlagsOf(r.Name)
+	}
+	if failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// showReview prints each tool of rs that is not pinned as it is, or that
+// screening flags, with the diff from its pin, and returns how many.
+func showReview(stdout io.Writer, rs []reviewed) int {
+	shown := 0
+	for _, rv := range rs {
+		for _, r := range rv.reports {
+			flags := rv.tools.FlagsOf(r.Name)
 			if r.Kind == pins.Same && len(flags) == 0 {
 				continue
 			}
 			shown++
-			head := fmt.Sprintf("%s/%s: %s", label, r.Name, r.Kind)
+			head := fmt.Sprintf("%s/%s: %s", rv.label, pins.Line(r.Name), r.Kind)
 			if r.Kind == pins.Changed {
 				head += " (" + strings.Join(r.What, ", ") + ")"
 			}
-			if why := o.tools.WithheldReason(r.Name); why != "" {
-				head += "; withheld: " + why
+			if why := rv.tools.WithheldReason(r.Name); why != "" {
+				head += "; withheld: " + pins.Line(why)
 			}
 			fmt.Fprintln(stdout, head)
 			for _, f := range flags {
-				fmt.Fprintf(stdout, "  flagged: %s\n", f)
+				fmt.Fprintf(stdout, "  flagged: %s\n", pins.Line(f))
 			}
 			if r.Kind != pins.Same {
 				fmt.Fprint(stdout, indentLines(pins.Diff(r.Name, r.Old, r.New), "  "))
 			}
 		}
 	}
-	switch {
-	case opts.verb == "approve" && approved == 0 && failed == 0:
-		fmt.Fprintln(stdout, "Nothing to approve: every tool is pinned as it is now.")
-	case opts.verb == "diff" && shown == 0 && failed == 0:
-		fmt.Fprintln(stdout, "No changes: every tool is as it was pinned, and none is flagged.")
-	case opts.verb == "diff" && shown > 0:
-		fmt.Fprintf(stdout, "\nApprove with: %s\n", strings.TrimSpace(downstream.ReviewCommand("approve", cfg.Path, opts.toolbox, opts.server, opts.tool)))
-	}
-	if failed > 0 {
-		return &exitError{code: 1}
-	}
-	return nil
+	return shown
 }
 
 func indentLines(s, prefix string) string {
@@ -212,18 +287,4 @@ func indentLines(s, prefix string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// openPins opens the pin store in the user's configuration folder.
-// Without one the workbench cannot pin: it says so and serves as before.
-func openPins(log *slog.Logger) *pins.Store {
-	dir, err := pins.DefaultDir()
-	if err == nil {
-		var s *pins.Store
-		if s, err = pins.Open(dir); err == nil {
-			return s
-		}
-	}
-	log.Warn("no pin store: tool definitions are not pinned, and changed tools are not withheld", "error", err)
-	return nil
 }

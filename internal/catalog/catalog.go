@@ -26,7 +26,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,11 +116,7 @@ func (c *Catalog) Stamp(key string) string {
 	if !validKey(key) {
 		return ""
 	}
-	fi, err := os.Lstat(c.path(key))
-	if err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	return fmt.Sprintf("%d-%d", fi.Size(), fi.ModTime().UnixNano())
+	return userfile.Stamp(c.path(key))
 }
 
 // expires returns when the entry stops being usable, and false if it has
@@ -136,13 +131,7 @@ func (e *Entry) expires() (time.Time, bool) {
 // DefaultDir returns the catalog folder in the user's cache folder:
 // os.UserCacheDir()/mcp-workbench/catalog ($XDG_CACHE_HOME or ~/.cache on
 // Linux, ~/Library/Caches on macOS, %LocalAppData% on Windows).
-func DefaultDir() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("finding the user's cache folder: %w", err)
-	}
-	return filepath.Join(base, "mcp-workbench", "catalog"), nil
-}
+func DefaultDir() (string, error) { return userfile.CacheDir("catalog") }
 
 // Open makes the folder dir if needed (0700, parents too), makes it
 // private if it is not — never through a symbolic link, and never a folder
@@ -150,10 +139,7 @@ func DefaultDir() (string, error) {
 // behind and entries unused for 30 days, and returns the catalog kept
 // there.
 func Open(dir string) (*Catalog, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("making the catalog folder: %w", err)
-	}
-	if err := userfile.MakePrivate(dir, "catalog folder"); err != nil {
+	if err := userfile.MakeDir(dir, "catalog folder"); err != nil {
 		return nil, err
 	}
 	c := &Catalog{dir: dir, now: time.Now}
@@ -334,20 +320,12 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 	if !validKey(key) {
 		return nil, false, "not a catalog key"
 	}
-	f, err := os.Open(c.path(key))
+	data, fi, err := userfile.Read(c.path(key), maxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, reasonNone
 	}
 	if err != nil {
-		return nil, false, fmt.Sprintf("unreadable: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, false, fmt.Sprintf("unreadable: %v", err)
-	}
-	if int64(len(data)) > maxFileSize {
-		return nil, false, "corrupt: too large"
+		return nil, false, "corrupt: " + err.Error()
 	}
 	var fl file
 	if err := json.Unmarshal(data, &fl); err != nil {
@@ -379,7 +357,7 @@ func (c *Catalog) Get(key string) (*Entry, bool, string) {
 	if exp, ok := e.expires(); ok && !c.now().Before(exp) {
 		return nil, false, reasonExpired
 	}
-	if fi, err := f.Stat(); err == nil && c.now().Sub(fi.ModTime()) > touchAfter {
+	if c.now().Sub(fi.ModTime()) > touchAfter {
 		now := c.now()
 		_ = os.Chtimes(c.path(key), now, now) // in use: not to be removed as unused
 	}

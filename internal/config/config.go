@@ -404,7 +404,8 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
 	}
 	v := &validator{lookup: lookup, problems: problems, unsetWarns: unsetWarns}
-	root = v.expand(root, "")
+	root = v.expand(root, "", "")
+	v.expanded = true
 	if root.kind != kObject {
 		return nil, &Error{Problems: []Problem{{Msg: fmt.Sprintf("the file must hold a JSON object with \"toolboxes\", not a JSON %s", root.kind)}}}
 	}
@@ -428,7 +429,7 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 	v.addSchemaProblems(sp)
 	cfg := v.config(root, info)
 	if len(v.problems) > 0 {
-		sortProblems(root, v.problems)
+		v.sortProblems(root, v.problems)
 		return nil, &Error{Problems: v.problems}
 	}
 	cfg.Warnings = v.warnings

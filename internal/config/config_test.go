@@ -142,9 +142,9 @@ func TestLoadErrors(t *testing.T) {
 		{file: "truncated.json", whole: "unexpected end of file"},
 		{file: "empty.json", whole: "the file is empty"},
 		{file: "dup-keys.json", want: map[string]string{"toolboxes.dev": "duplicate key"}},
-		{file: "env-key.json", want: map[string]string{
-			"toolboxes.dev.description":          "environment variable WB_TEST_DESC is not set",
-			"toolboxes.dev.mcpServers.s.args[0]": "unterminated ${",
+		{file: "env-key.json", want: map[string]string{ // a key written with a ${VAR} is named so
+			"toolboxes.${TB_NAME:-dev}.description":          "environment variable WB_TEST_DESC is not set",
+			"toolboxes.${TB_NAME:-dev}.mcpServers.s.args[0]": "unterminated ${",
 		}},
 		{file: "many-problems.json", want: map[string]string{
 			"requestTimeoutMs":                                      "must be at least 1 (milliseconds), got 0",
@@ -488,5 +488,53 @@ func TestUnsetAsWarnings(t *testing.T) {
 	path = write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "${WB_TEST_CMD}", "connectionTimeoutMs": "x"}}}}}`)
 	if _, err := LoadUnsetAsWarnings(path, env(nil)); err == nil || !strings.Contains(err.Error(), "connectionTimeoutMs") || strings.Contains(err.Error(), "WB_TEST_CMD") {
 		t.Errorf("LoadUnsetAsWarnings with another problem: %v", err)
+	}
+}
+
+// TestKeyNamesShownAsWritten: a key written with a ${VAR} (a toolbox,
+// server, env or header name) is named in problems and warnings as the
+// file writes it, as values are: never what the variable holds, which may
+// be a secret (an env or header name chosen by a variable), and which the
+// user cannot find in the file.
+func TestKeyNamesShownAsWritten(t *testing.T) {
+	vars := env(map[string]string{"WB_TB": "tb-1f0a", "WB_SV": "sv-2b1c", "WB_K": "key-3c2d", "WB_H": "hdr-4d3e", "WB_D": "dup"})
+	_, err := Parse([]byte(`{"toolboxes": {"${WB_TB}": {"description": 5, "mcpServers": {
+		"${WB_SV}": {"command": "x", "env": {"${WB_K}": 5, "dup": "a", "${WB_D}": "b"}, "toolFilter": ["a"]},
+		"h": {"url": "ftp://h/", "headers": {"${WB_H}": true}}}}}}`), vars)
+	wantProblems(t, err, map[string]string{
+		"toolboxes.${WB_TB}.description":                     "must be a string",
+		"toolboxes.${WB_TB}.mcpServers.${WB_SV}.env.${WB_K}": "must be a string",
+		"toolboxes.${WB_TB}.mcpServers.${WB_SV}.env.${WB_D}": "duplicate key after expanding variables",
+		"toolboxes.${WB_TB}.mcpServers.${WB_SV}.toolFilter":  `did you mean "toolFilters"`,
+		"toolboxes.${WB_TB}.mcpServers.h.url":                "must be an http:// or https:// URL",
+		"toolboxes.${WB_TB}.mcpServers.h.headers.${WB_H}":    "must be a string",
+	})
+	for _, v := range []string{"tb-1f0a", "sv-2b1c", "key-3c2d", "hdr-4d3e"} {
+		if strings.Contains(err.Error(), v) {
+			t.Errorf("a key's expanded name %q appears in the error:\n%v", v, err)
+		}
+	}
+
+	// Warnings too: an unknown key, and an unset variable read as a warning.
+	cfg, err := parse([]byte(`{"toolboxes": {"${WB_TB}": {"description": "d", "mcpServers": {
+		"${WB_SV}": {"command": "x", "env": {"${WB_K}": "${WB_UNSET}"}, "color": "red"}}}}}`), vars, "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"toolboxes.${WB_TB}.mcpServers.${WB_SV}.env.${WB_K}: environment variable WB_UNSET is not set here",
+		"toolboxes.${WB_TB}.mcpServers.${WB_SV}.color: unknown server key, ignored",
+	}
+	if len(cfg.Warnings) != len(want) {
+		t.Fatalf("warnings %q, want %q", cfg.Warnings, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(cfg.Warnings[i], w) {
+			t.Errorf("warning %d = %q, want it to start with %q", i, cfg.Warnings[i], w)
+		}
+	}
+	// The names themselves are what the variables hold.
+	if tb := cfg.Toolbox("tb-1f0a"); tb == nil || tb.Server("sv-2b1c") == nil || tb.Server("sv-2b1c").Env["key-3c2d"] != "WB_UNSET" {
+		t.Errorf("the expanded names: %+v", cfg.Toolboxes)
 	}
 }

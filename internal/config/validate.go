@@ -26,6 +26,35 @@ type validator struct {
 	topShared  bool // the top-level "shared", for warnings
 	// anyPermissions is set when some level has a "permissions" object.
 	anyPermissions bool
+	// renamed are the object keys written with a ${VAR}: the path of each
+	// after expansion, and as the file writes it. Once expanded is set,
+	// every path a problem or warning names is written so ([shownPath]):
+	// a key name is quoted as written, as values are ([node.shown]).
+	renamed  []renamedKey
+	expanded bool
+}
+
+type renamedKey struct{ path, written string }
+
+// shownPath is path, found in the expanded document, as the file writes
+// it: the longest prefix that is a renamed key's path replaced by that
+// key's written path. Paths of expansion's own problems are written so
+// already; they are left as they are.
+func (v *validator) shownPath(path string) string {
+	if !v.expanded {
+		return path
+	}
+	best := -1
+	for i, r := range v.renamed {
+		if strings.HasPrefix(path, r.path) && (len(path) == len(r.path) || path[len(r.path)] == '.' || path[len(r.path)] == '[') &&
+			(best < 0 || len(r.path) > len(v.renamed[best].path)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return path
+	}
+	return v.renamed[best].written + path[len(v.renamed[best].path):]
 }
 
 // expandAt is [expandVars] of s, found at path p. With unsetWarns an unset
@@ -49,15 +78,16 @@ func UnsetVarWarning(name string) string {
 }
 
 func (v *validator) problem(path, format string, args ...any) {
-	v.problems = append(v.problems, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+	v.problems = append(v.problems, Problem{Path: v.shownPath(path), Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) warn(path, format string, args ...any) {
-	v.warnings = append(v.warnings, Problem{Path: path, Msg: fmt.Sprintf(format, args...)}.String())
+	v.warnings = append(v.warnings, Problem{Path: v.shownPath(path), Msg: fmt.Sprintf(format, args...)}.String())
 }
 
 // hasProblemUnder reports whether a problem was found at p or below it.
 func (v *validator) hasProblemUnder(p string) bool {
+	p = v.shownPath(p)
 	for _, pr := range v.problems {
 		if pr.Path == p || strings.HasPrefix(pr.Path, p+".") || strings.HasPrefix(pr.Path, p+"[") {
 			return true
@@ -70,6 +100,7 @@ func (v *validator) hasProblemUnder(p string) bool {
 // that already has one (a ${VAR} that did not expand is not also a bad URL).
 func (v *validator) addSchemaProblems(ps []Problem) {
 	for _, p := range ps {
+		p.Path = v.shownPath(p.Path)
 		dup := false
 		for _, q := range v.problems {
 			if q.Path == p.Path {
@@ -83,8 +114,11 @@ func (v *validator) addSchemaProblems(ps []Problem) {
 	}
 }
 
-// expand returns n with ${VAR} references expanded in every string and key.
-func (v *validator) expand(n *node, p string) *node {
+// expand returns n with ${VAR} references expanded in every string and
+// key. p is n's path as the file writes it (its problems name that), to
+// the path after expansion (expandedPath) noted in v.renamed for each key
+// written with a ${VAR}.
+func (v *validator) expand(n *node, p, expandedPath string) *node {
 	switch n.kind {
 	case kString:
 		s, err := v.expandAt(n.str, p)
@@ -100,7 +134,7 @@ func (v *validator) expand(n *node, p string) *node {
 	case kArray:
 		out := &node{kind: kArray, vals: make([]*node, len(n.vals))}
 		for i, c := range n.vals {
-			out.vals[i] = v.expand(c, indexPath(p, i))
+			out.vals[i] = v.expand(c, indexPath(p, i), indexPath(expandedPath, i))
 		}
 		return out
 	case kObject:
@@ -113,14 +147,17 @@ func (v *validator) expand(n *node, p string) *node {
 				v.problem(keyPath, "in the key: %v", err)
 				key = rawKey
 			}
-			childPath := JoinPath(p, key)
 			if seen[key] {
-				v.problem(childPath, "duplicate key after expanding variables")
+				v.problem(keyPath, "duplicate key after expanding variables")
 				continue
 			}
 			seen[key] = true
+			childPath := JoinPath(expandedPath, key)
+			if key != rawKey {
+				v.renamed = append(v.renamed, renamedKey{path: childPath, written: keyPath})
+			}
 			out.keys = append(out.keys, key)
-			out.vals = append(out.vals, v.expand(n.vals[i], childPath))
+			out.vals = append(out.vals, v.expand(n.vals[i], keyPath, childPath))
 		}
 		return out
 	}
@@ -580,11 +617,11 @@ func strMap(n *node) map[string]string {
 // sortProblems puts problems in the order of the document, so that a
 // user reads them top to bottom. A problem at a place that does not exist
 // (a missing key) sorts with its parent.
-func sortProblems(root *node, ps []Problem) {
+func (v *validator) sortProblems(root *node, ps []Problem) {
 	order := map[string]int{}
 	var walk func(n *node, p string)
 	walk = func(n *node, p string) {
-		order[p] = len(order)
+		order[v.shownPath(p)] = len(order)
 		for i, c := range n.vals {
 			if n.kind == kObject {
 				walk(c, JoinPath(p, n.keys[i]))

@@ -165,12 +165,23 @@ func number(f float64) json.RawMessage {
 // goroutine of its own; anything else (a server to start first, a remote
 // server) runs Call on a goroutine.
 func (s *Server) Start(tool string, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
-	return s.StartAsking(tool, args, progress, nil, done)
+	return s.StartFor(Caller{}, tool, args, progress, done)
 }
 
-// StartAsking is [Server.Start] with ask, if not nil, answering the
-// server's requests of the host during the call (see ask.go).
-func (s *Server) StartAsking(tool string, args json.RawMessage, progress ProgressFunc, ask AskFunc, done func(json.RawMessage, error)) (cancel func()) {
+// Caller is who a call is made for.
+type Caller struct {
+	// Viewer is the one whose last open the call is checked against (see
+	// [Server.Shown]): a tool whose definition is not the one viewer's
+	// last open showed is refused with "the toolbox changed".
+	Viewer any
+	// Ask, if set, answers the server's requests of the host during the
+	// call (see ask.go).
+	Ask AskFunc
+}
+
+// StartFor is [Server.Start] for a call of who.
+func (s *Server) StartFor(who Caller, tool string, args json.RawMessage, progress ProgressFunc, done func(json.RawMessage, error)) (cancel func()) {
+	ask := who.Ask
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -178,7 +189,7 @@ func (s *Server) StartAsking(tool string, args json.RawMessage, progress Progres
 	c := s.live
 	s.mu.Unlock()
 	if c != nil && c.stdio != nil {
-		t, err := c.resolve(tool, args)
+		t, err := c.resolve(who.Viewer, tool, args)
 		if err != nil {
 			done(nil, err)
 			return func() {}
@@ -202,7 +213,7 @@ func (s *Server) StartAsking(tool string, args json.RawMessage, progress Progres
 					return
 				}
 				go func() {
-					res, err := s.retry(ctx, tool, args, progress, ask, err)
+					res, err := s.retry(ctx, who, tool, args, progress, err)
 					r.cancel()
 					done(res, s.redact(err))
 				}()
@@ -217,7 +228,7 @@ func (s *Server) StartAsking(tool string, args json.RawMessage, progress Progres
 	}
 	ctx, cancelCall := context.WithCancel(context.Background())
 	go func() {
-		res, err := s.CallAsking(ctx, tool, args, progress, ask)
+		res, err := s.CallFor(ctx, who, tool, args, progress)
 		cancelCall()
 		done(res, err)
 	}()
@@ -276,43 +287,42 @@ func (r *retrying) cancel() {
 // readOnlyHint or idempotentHint, the server is started again and the call
 // retried once; other tools are never retried, since they may have run.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
-	return s.CallAsking(ctx, tool, args, onProgress, nil)
+	return s.CallFor(ctx, Caller{}, tool, args, onProgress)
 }
 
-// CallAsking is [Server.Call] with ask, if not nil, answering the server's
-// requests of the host during the call (see ask.go).
-func (s *Server) CallAsking(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, error) {
-	res, err := s.call(ctx, tool, args, onProgress, ask)
+// CallFor is [Server.Call] for a call of who.
+func (s *Server) CallFor(ctx context.Context, who Caller, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
+	res, err := s.call(ctx, who, tool, args, onProgress)
 	return res, s.redact(err)
 }
 
-func (s *Server) call(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, error) {
+func (s *Server) call(ctx context.Context, who Caller, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	onProgress = increasing(onProgress) // across a retry
-	res, t, err := s.callOnce(ctx, tool, args, onProgress, ask)
+	res, t, err := s.callOnce(ctx, who, tool, args, onProgress)
 	if t == nil || !s.shouldRetry(ctx, t, err) {
 		return res, err
 	}
-	return s.retry(ctx, tool, args, onProgress, ask, err)
+	return s.retry(ctx, who, tool, args, onProgress, err)
 }
 
 // callOnce connects if needed and makes the call, on a new connection if
 // the one it found ended before the call could be sent (a server that
 // died, or stopped for idleness, a moment before). It returns the tool
 // it resolved, nil if it got no further.
-func (s *Server) callOnce(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc) (json.RawMessage, *Tool, error) {
+func (s *Server) callOnce(ctx context.Context, who Caller, tool string, args json.RawMessage, onProgress ProgressFunc) (json.RawMessage, *Tool, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := s.connect(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		t, err := c.resolve(tool, args)
+		t, err := c.resolve(who.Viewer, tool, args)
 		if err != nil {
 			return nil, nil, err
 		}
-		res, err := c.call(ctx, t, args, onProgress, ask)
+		res, err := c.call(ctx, t, args, onProgress, who.Ask)
 		if !errors.Is(err, errNotSent) {
 			return res, t, err
 		}
@@ -345,12 +355,12 @@ func (s *Server) shouldRetry(ctx context.Context, t *Tool, err error) bool {
 
 // retry starts the server again and makes the call once more, after the
 // connection broke under it with err.
-func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, onProgress ProgressFunc, ask AskFunc, err error) (json.RawMessage, error) {
+func (s *Server) retry(ctx context.Context, who Caller, tool string, args json.RawMessage, onProgress ProgressFunc, err error) (json.RawMessage, error) {
 	var lost *lostError
 	errors.As(err, &lost)
 	s.log.Warn("connection lost during a call to a read-only or idempotent tool; starting the server again to retry it once",
 		"tool", tool, "reason", s.redact(lost.reason))
-	res, t2, err2 := s.callOnce(ctx, tool, args, onProgress, ask)
+	res, t2, err2 := s.callOnce(ctx, who, tool, args, onProgress)
 	switch {
 	case err2 == nil:
 		return res, nil
@@ -364,8 +374,9 @@ func (s *Server) retry(ctx context.Context, tool string, args json.RawMessage, o
 	return nil, fmt.Errorf("%w (after one automatic retry)", err2)
 }
 
-// resolve finds the tool and checks the arguments against its inputSchema.
-func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
+// resolve finds the tool and checks the arguments against its inputSchema;
+// viewer is who calls (see [Server.Shown]).
+func (c *conn) resolve(viewer any, name string, args json.RawMessage) (*Tool, error) {
 	ts := c.tools.Load()
 	t := ts.Lookup(name)
 	if t == nil && ts.WithheldReason(name) != "" {
@@ -374,7 +385,7 @@ func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 	}
 	if t == nil {
 		if why := ts.WithheldReason(name); why != "" {
-			return nil, c.s.withheldError(name, why)
+			return nil, c.s.withheldError(viewer, name, why)
 		}
 		if ts.isFiltered(name) {
 			return nil, &RefusedError{Reason: "the tool is not offered: the workbench configuration's toolFilters exclude it"}
@@ -386,7 +397,7 @@ func (c *conn) resolve(name string, args json.RawMessage) (*Tool, error) {
 		return nil, &RefusedError{Reason: "no such tool; this server's tools are: " + listNames(names, 30)}
 	}
 	if t.Change != "" { // served although it changed since approved ("warn")
-		if h, ok := c.s.shownHash(name); ok && h != t.def.Hash {
+		if h, ok := c.s.shownHash(viewer, name); ok && h != t.def.Hash {
 			return nil, &RefusedError{SaysChanged: true, Reason: fmt.Sprintf("the toolbox '%s' changed since it was opened: the definition of tool '%s' is not the one open_toolbox showed (%s). "+
 				"Open the toolbox again with open_toolbox to see it as it is now.", c.s.Toolbox, name, t.Change)}
 		}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 
@@ -98,6 +101,22 @@ type capture struct {
 	bytes   int                 // the bytes of pages
 	calls   map[jsonrpc.ID]string
 	results map[string]json.RawMessage // by progress token
+	refused *boundError                // the bound the listing under way passed, if any
+}
+
+// boundError is a tool list past one of its bounds (maxTools,
+// maxToolListBytes): the same list would pass it again, so a start that
+// meets it is not retried.
+type boundError struct{ msg string }
+
+func (e *boundError) Error() string { return e.msg }
+
+func tooManyTools(max int) *boundError {
+	return &boundError{fmt.Sprintf("the server lists more than %d tools (maxTools)", max)}
+}
+
+func listTooLarge(max int) *boundError {
+	return &boundError{fmt.Sprintf("the server's tool list is larger than %s (maxToolListBytes)", sizeText(max))}
 }
 
 func newCapture(maxTools, maxBytes int) *capture {
@@ -109,15 +128,53 @@ func newCapture(maxTools, maxBytes int) *capture {
 // to what the SDK should see: a captured call result becomes a stand-in
 // (the SDK only needs to see that the call succeeded: the result itself
 // goes to the caller as the server sent it), a tool list past the bounds
-// an error.
-func (r *capture) deliverTo(resp *jsonrpc.Response) {
+// an error. It reports whether it refused a list.
+func (r *capture) deliverTo(resp *jsonrpc.Response) (refused bool) {
 	held, err := r.deliver(resp.ID, resp.Result, resp.Error == nil)
 	switch {
 	case err != nil:
 		resp.Result, resp.Error = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		return true
 	case held:
 		resp.Result = heldResult
 	}
+	return false
+}
+
+// listRoom is the most bytes the line that answers id may hold: what
+// maxToolListBytes leaves of the listing, when id is a tools/list under
+// way; else 0 (no bound of its own). A stdio line is refused as soon as
+// it passes it, rather than read whole first.
+func (r *capture) listRoom(id json.RawMessage) int {
+	jid, ok := rpcID(id)
+	if !ok || r.maxBytes <= 0 {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.lists[jid] {
+		return 0
+	}
+	return max(1, r.maxBytes-r.bytes)
+}
+
+// refuseList ends the listing that id answers with err: its line passed
+// a bound before it could be read.
+func (r *capture) refuseList(id jsonrpc.ID, err *boundError) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.lists, id)
+	r.pages, r.refused = nil, err
+}
+
+// refusal returns the bound the listing under way passed, if any.
+func (r *capture) refusal() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refused == nil {
+		return nil // not a nil *boundError in an error
+	}
+	return r.refused
 }
 
 func (r *capture) watchList(id jsonrpc.ID) {
@@ -159,9 +216,9 @@ func (r *capture) deliver(id jsonrpc.ID, result json.RawMessage, ok bool) (bool,
 
 // addPage keeps a tools/list page if the listing stays within its bounds.
 func (r *capture) addPage(page json.RawMessage) error {
-	var err error
+	var err *boundError
 	if r.bytes += len(page); r.maxBytes > 0 && r.bytes > r.maxBytes {
-		err = fmt.Errorf("the server's tool list is larger than %s (maxToolListBytes)", sizeText(r.maxBytes))
+		err = listTooLarge(r.maxBytes)
 	} else {
 		var p struct {
 			Tools []json.RawMessage `json:"tools"`
@@ -170,15 +227,85 @@ func (r *capture) addPage(page json.RawMessage) error {
 			r.tools += len(p.Tools)
 		}
 		if r.maxTools > 0 && r.tools > r.maxTools {
-			err = fmt.Errorf("the server lists more than %d tools (maxTools)", r.maxTools)
+			err = tooManyTools(r.maxTools)
 		}
 	}
 	if err != nil {
-		r.pages = nil // give the memory back at once
+		r.pages, r.refused = nil, err // give the memory back at once
 		return err
 	}
 	r.pages = append(r.pages, page)
 	return nil
+}
+
+// listBound bounds the bytes of a streamable HTTP server's tool list as
+// they are read, as capture does for the other transports: the SDK's
+// streamable client cannot be wrapped (see captureTransport), so the bound
+// sits on the HTTP bodies that answer its tools/list requests, their
+// pages together. Past it, the body fails the read and the listing ends
+// with the bound it passed.
+type listBound struct {
+	base    http.RoundTripper
+	max     int
+	used    atomic.Int64
+	refused atomic.Pointer[boundError]
+}
+
+// reset starts a new listing.
+func (b *listBound) reset() {
+	b.used.Store(0)
+	b.refused.Store(nil)
+}
+
+// refusal returns the bound the listing under way passed, if any.
+func (b *listBound) refusal() error {
+	if err := b.refused.Load(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (b *listBound) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(req)
+	if err == nil && b.max > 0 && isToolsList(req) {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, b: b}
+	}
+	return resp, err
+}
+
+// listMethod starts the method of an MCP tools/list request as the SDK
+// encodes it: after "jsonrpc" and "id", within the body's first bytes.
+var listMethod = []byte(`"method":"tools/list"`)
+
+// isToolsList reports whether req posts a tools/list request, from a copy
+// of its body's first bytes.
+func isToolsList(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	var head [128]byte
+	n, _ := io.ReadFull(body, head[:])
+	return bytes.Contains(head[:n], listMethod)
+}
+
+type boundedBody struct {
+	io.ReadCloser
+	b *listBound
+}
+
+func (r *boundedBody) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if r.b.used.Add(int64(n)) > int64(r.b.max) {
+		bound := listTooLarge(r.b.max)
+		r.b.refused.CompareAndSwap(nil, bound)
+		return 0, bound
+	}
+	return n, err
 }
 
 // sizeText says a number of bytes for a message: in MiB when it is whole
@@ -196,7 +323,7 @@ func (r *capture) takePages() []json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := r.pages
-	r.pages, r.tools, r.bytes = nil, 0, 0
+	r.pages, r.tools, r.bytes, r.refused = nil, 0, 0, nil
 	clear(r.lists)
 	return p
 }

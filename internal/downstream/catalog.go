@@ -66,41 +66,82 @@ type cachedEntry struct {
 	expires time.Time // zero: none
 }
 
-// Shown records the tools an open_toolbox showed of the server: ts from
-// [Server.Cached], or nil for the live list. A live list that differs from
-// tools shown from the catalog makes [Server.ChangedSinceShown] true.
-func (s *Server) Shown(ts *ToolSet) {
+// Shown records the tools an open_toolbox of viewer (the Workbench of a
+// host session; a comparable value) showed of the server: ts from
+// [Server.Cached], or nil for the live list. Each viewer has its own
+// record: in a shared workbench the sessions open their toolboxes at
+// different times, from the catalog or from the live list.
+func (s *Server) Shown(viewer any, ts *ToolSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.shown, s.changed = ts, false
-	if ts != nil && s.listedTools != nil {
-		s.changed = !sameTools(ts, s.listedTools)
-	}
+	v := &view{catalog: ts}
 	if ts == nil && s.live != nil {
 		ts = s.live.tools.Load()
 	}
-	s.noteShown(ts)
+	if ts != nil {
+		v.defs = make(map[string]string, len(ts.Tools))
+		for _, t := range ts.Tools {
+			v.defs[t.Name] = t.def.Hash
+		}
+	}
+	if s.views == nil {
+		s.views = map[any]*view{}
+	}
+	s.views[viewer] = v
+}
+
+// view is what one viewer's last open showed of the server.
+type view struct {
+	// catalog is the tool set shown when it came from the catalog, nil
+	// when it was the live list.
+	catalog *ToolSet
+	// defs maps the tools shown to their definitions' hashes: a call of a
+	// tool whose definition changed since then is refused with "the
+	// toolbox changed".
+	defs map[string]string
+}
+
+// Forget drops viewer's record (see [Server.Shown]): its session ended, or
+// let the server go.
+func (s *Server) Forget(viewer any) {
+	s.mu.Lock()
+	delete(s.views, viewer)
+	s.mu.Unlock()
 }
 
 // ChangedSinceShown reports whether the server's live tools differ from
-// the catalog's, which the last open_toolbox showed: a call the live list
-// refuses should then say that the toolbox changed and be opened again.
-func (s *Server) ChangedSinceShown() bool {
+// the catalog's, which viewer's last open_toolbox showed: a call the live
+// list refuses should then say that the toolbox changed and be opened
+// again.
+func (s *Server) ChangedSinceShown(viewer any) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changed
+	v := s.views[viewer]
+	return v != nil && v.catalog != nil && s.listedTools != nil && !sameTools(v.catalog, s.listedTools)
+}
+
+// shownHash returns the hash of the definition viewer's last open showed
+// of the tool name.
+func (s *Server) shownHash(viewer any, name string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := s.views[viewer]
+	if v == nil {
+		return "", false
+	}
+	h, ok := v.defs[name]
+	return h, ok
 }
 
 // listed takes a new live list of the server's tools: ts as offered, kept
 // the tool objects as sent (every valid tool, before toolFilters) and pages
 // the raw tools/list results (nil where the transport cannot capture
-// them). It notes a difference from what an open showed, and stores the
-// list in the catalog unless the entry there holds it already. Catalog
+// them). It keeps it (what each viewer's open showed is compared with the
+// newest list), and stores the list in the catalog unless the entry there holds it already. Catalog
 // failures are logged at debug: the catalog only saves time.
 func (s *Server) listed(ts *ToolSet, kept, pages []json.RawMessage) {
 	s.mu.Lock()
-	s.listedTools = ts
-	s.changed = s.shown != nil && !sameTools(s.shown, ts) // the newest list decides
+	s.listedTools = ts // the newest list decides what changed since an open
 	s.mu.Unlock()
 	if s.catalogKey == "" {
 		return

@@ -367,3 +367,46 @@ func remoteDeepAnswer(t *testing.T, stream bool) {
 		t.Errorf("a call after the deep answer: %s %v", res, err)
 	}
 }
+
+// TestRemoteToolListIsBoundedByBytes: a streamable HTTP server's tool list
+// is bounded by maxToolListBytes too, as it is read (it was bounded by
+// count alone), in both of its answer forms; the start is not retried.
+func TestRemoteToolListIsBoundedByBytes(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "wordy", Version: "1"}, nil)
+	for i := range 50 {
+		server.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: strings.Repeat("d", 10<<10), InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
+	}
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("jsonResponse=%v", jsonResponse), func(t *testing.T) {
+			var lists atomic.Int32
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if strings.Contains(string(body), `"tools/list"`) {
+					lists.Add(1)
+				}
+				r.Body = io.NopCloser(strings.NewReader(string(body)))
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ts.Close)
+			hs := newHarness(t)
+			cfg := remote("wordy", config.HTTP, ts.URL)
+			cfg.MaxTools, cfg.MaxToolListBytes, cfg.MaxRetries = config.DefaultMaxTools, 100<<10, 2
+			_, err := hs.server(cfg).Connect(ctxT(t))
+			if err == nil || !strings.Contains(err.Error(), "could not start (1 attempt): listing tools: the server's tool list is larger than 102400 bytes (maxToolListBytes)") {
+				t.Errorf("err = %v", err)
+			}
+			if n := lists.Load(); n != 1 {
+				t.Errorf("%d listings, want 1", n)
+			}
+			cfg = remote("wordy", config.HTTP, ts.URL)
+			cfg.MaxTools, cfg.MaxToolListBytes = config.DefaultMaxTools, config.DefaultMaxToolListBytes
+			if ts, err := hs.server(cfg).Connect(ctxT(t)); err != nil || len(ts.Tools) != 50 {
+				t.Errorf("within the bound: %v", err)
+			}
+		})
+	}
+}

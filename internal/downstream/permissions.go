@@ -7,8 +7,8 @@ import "encoding/json"
 // its arguments valid), without making it: the workbench's permission
 // rules look at the tool's annotations before a call, and ask no one about
 // a call that would be refused anyway. It returns nil, nil when the server
-// is not connected.
-func (s *Server) Resolve(name string, args json.RawMessage) (*Tool, error) {
+// is not connected. viewer is who calls (see [Caller]).
+func (s *Server) Resolve(viewer any, name string, args json.RawMessage) (*Tool, error) {
 	s.mu.Lock()
 	c := s.live
 	s.mu.Unlock()
@@ -18,5 +18,5 @@ func (s *Server) Resolve(name string, args json.RawMessage) (*Tool, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return c.resolve(name, args)
+	return c.resolve(viewer, name, args)
 }

@@ -142,6 +142,8 @@ func (p *Pool) ReleaseFor(owner any, s *Server, reason error) {
 	p.mu.Unlock()
 	if last {
 		s.CloseFor(reason)
+	} else {
+		s.Forget(owner) // what its opens showed
 	}
 }
 

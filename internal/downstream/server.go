@@ -48,6 +48,14 @@ type Options struct {
 	// Backoff gives the wait before retry n (from 1). Default: 500ms
 	// doubling, at most 8s.
 	Backoff func(retry int) time.Duration
+	// RetryAfter gives how long after its failures-th failed start in a
+	// row a server is left alone by opens and searches (calls and
+	// refreshes try at once). Default: 15s doubling, at most 5 minutes.
+	RetryAfter func(failures int) time.Duration
+	// InstallTimeout bounds the install of a package runner's start (npx,
+	// uvx, …: see serverproc.PackageRunner), which connectionTimeoutMs
+	// does not count. Default: [DefaultInstallTimeout].
+	InstallTimeout time.Duration
 	// ConfigPath is the configuration's file, named in login commands.
 	ConfigPath string
 	// Catalog, if set, keeps the tools each server lists (for servers whose
@@ -97,6 +105,30 @@ func (o *Options) backoff(retry int) time.Duration {
 	return min(base<<(retry-1), ceiling)
 }
 
+func (o *Options) retryAfter(failures int) time.Duration {
+	if o.RetryAfter != nil {
+		return o.RetryAfter(failures)
+	}
+	const base, ceiling = 15 * time.Second, 5 * time.Minute
+	if failures > 5 {
+		return ceiling
+	}
+	return min(base<<max(failures-1, 0), ceiling)
+}
+
+// DefaultInstallTimeout is how long a package runner may take to install
+// its package before it starts the server: a cold npx of a server with a
+// hundred dependencies takes a minute and more on a slow network or a
+// busy machine.
+const DefaultInstallTimeout = 5 * time.Minute
+
+func (o *Options) installTimeout() time.Duration {
+	if o.InstallTimeout > 0 {
+		return o.InstallTimeout
+	}
+	return DefaultInstallTimeout
+}
+
 // Status is a server's state as open_toolbox reports it.
 type Status string
 
@@ -106,6 +138,10 @@ const (
 	StatusConnected Status = "connected"
 	StatusError     Status = "error"
 	StatusDisabled  Status = "disabled"
+	// StatusStarting: a start is under way; StatusInstalling: it is a
+	// package runner's, still installing the package.
+	StatusStarting   Status = "starting"
+	StatusInstalling Status = "installing"
 )
 
 // errTrySSE ends a streamable HTTP attempt that the server refused, when
@@ -160,17 +196,12 @@ type Server struct {
 	// catalogKey is the server's key in o.Catalog; "" when the server
 	// does not use the catalog.
 	catalogKey string
-	// pinKey is the server's identity in o.Pins: the catalog's key, made
-	// whether or not the server uses the catalog.
+	// pinKey is the server's identity in o.Pins (see [PinKeyOf]).
 	pinKey        string
 	pinMu         sync.Mutex // guards corruptWarned
 	corruptWarned string
-	// shownDefs maps the tools the last open showed to their definitions'
-	// hashes: a call of a tool whose definition changed since then is
-	// refused with "the toolbox changed".
-	shownDefs atomic.Pointer[map[string]string]
-	catMu     sync.Mutex // guards cat
-	cat       cachedEntry
+	catMu         sync.Mutex // guards cat
+	cat           cachedEntry
 
 	mu       sync.Mutex
 	live     *conn // the current connection, nil if none
@@ -183,15 +214,24 @@ type Server struct {
 	// nothing of the server logs after it. Added to under mu, never once
 	// closed.
 	background sync.WaitGroup
-	// shown is the tool set the last open_toolbox showed of this server
-	// when it came from the catalog, nil when it was the live list; changed
-	// is set when the live list turned out to differ from it (see
-	// [Server.ChangedSinceShown]).
-	shown   *ToolSet
-	changed bool
+	// views are what each viewer's last open_toolbox showed of the server
+	// (see [Server.Shown]): a server of a shared workbench is seen by
+	// every session that uses it, each through its own opens.
+	views map[any]*view
+	// failures counts the failed starts in a row, the last at failedAt:
+	// opens and searches leave the server alone until
+	// o.retryAfter(failures) has passed (see [State.NextTry]).
+	failures int
+	failedAt time.Time
+	// openers counts the Connect and Refresh callers waiting for the
+	// start under way (see [State.Awaited]).
+	openers int
 	// listedTools is the server's last live list, kept from the moment it
 	// is listed (before the connection counts as live) until the next one.
 	listedTools *ToolSet
+	// installing is set while the start under way is a package runner's
+	// install (see dialOnce).
+	installing atomic.Bool
 	// host is the host session the server belongs to (ask.go); nil: none.
 	host Host
 }
@@ -216,7 +256,7 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
 	}
 	return &Server{
-		pinKey:     catalog.Key(cfg, ProtocolVersion),
+		pinKey:     PinKeyOf(toolbox, cfg),
 		oauth:      oc,
 		catalogKey: key,
 		query:      query,
@@ -240,7 +280,22 @@ func (s *Server) Config() *config.Server { return s.cfg }
 type State struct {
 	Status Status
 	Tools  *ToolSet // nil unless connected
-	Err    error    // set when Status is StatusError
+	// Err is why the last start failed: set when Status is StatusError,
+	// and while a start after a failed one is under way.
+	Err error
+	// Since is when the start under way began (starting, installing).
+	Since time.Time
+	// FailedAt is when the last start failed, after Failures failed
+	// starts in a row; opens and searches leave the server alone until
+	// NextTry. Both are zero for a failure that waits for nothing but the
+	// user (a login).
+	FailedAt, NextTry time.Time
+	Failures          int
+	// Awaited is set while a start is under way and a Connect or Refresh
+	// waits for it (an open, a search, check): another open joins that
+	// wait rather than answering without the server, while a start nobody
+	// waits for any longer goes on in the background.
+	Awaited bool
 }
 
 // State reports the server's current state.
@@ -249,16 +304,28 @@ func (s *Server) State() State {
 		return State{Status: StatusDisabled}
 	}
 	s.mu.Lock()
-	live, lastErr := s.live, s.lastErr
+	live, lastErr, d, awaited := s.live, s.lastErr, s.dialing, s.openers > 0
+	st := State{Failures: s.failures}
+	if s.failures > 0 {
+		st.FailedAt = s.failedAt
+		st.NextTry = s.failedAt.Add(s.o.retryAfter(s.failures))
+	}
 	s.mu.Unlock()
 	switch {
 	case live != nil:
 		// Outside s.mu: recheck may read the pin store, under listMu.
 		return State{Status: StatusConnected, Tools: live.recheck()}
+	case d != nil:
+		st.Status, st.Since, st.Err, st.Awaited = StatusStarting, d.started, lastErr, awaited
+		if s.installing.Load() {
+			st.Status = StatusInstalling
+		}
 	case lastErr != nil:
-		return State{Status: StatusError, Err: lastErr}
+		st.Status, st.Err = StatusError, lastErr
+	default:
+		st.Status = StatusIdle
 	}
-	return State{Status: StatusIdle}
+	return st
 }
 
 // Connect makes sure the server is connected, starting it if needed, and
@@ -266,6 +333,7 @@ func (s *Server) State() State {
 // is forgotten, so the next call tries again. ctx bounds only the wait: the
 // attempt itself goes on for the others.
 func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
+	defer s.awaiting()()
 	c, err := s.connect(ctx)
 	if err != nil {
 		return nil, err
@@ -276,6 +344,7 @@ func (s *Server) Connect(ctx context.Context) (*ToolSet, error) {
 // Refresh lists the server's tools again. A server that was not running
 // is started, which lists them.
 func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
+	defer s.awaiting()()
 	s.mu.Lock()
 	running := s.live != nil
 	s.mu.Unlock()
@@ -294,11 +363,25 @@ func (s *Server) Refresh(ctx context.Context) (*ToolSet, error) {
 	return c.recheck(), nil
 }
 
+// awaiting counts a Connect or Refresh caller among those waiting for
+// the server, until the returned func.
+func (s *Server) awaiting() func() {
+	s.mu.Lock()
+	s.openers++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.openers--
+		s.mu.Unlock()
+	}
+}
+
 // dial is a connect attempt (with its retries) that callers wait on.
 type dial struct {
-	done chan struct{}
-	conn *conn
-	err  error
+	started time.Time
+	done    chan struct{}
+	conn    *conn
+	err     error
 }
 
 func (s *Server) connect(ctx context.Context) (*conn, error) {
@@ -332,7 +415,7 @@ func (s *Server) startDialLocked() *dial {
 	}
 	d := s.dialing
 	if d == nil {
-		d = &dial{done: make(chan struct{})}
+		d = &dial{started: time.Now(), done: make(chan struct{})}
 		s.dialing = d
 		go s.runDial(d)
 	}
@@ -385,12 +468,34 @@ func (s *Server) runDial(d *dial) {
 	if s.closed && (err == nil || errors.Is(err, errClosed)) {
 		err = s.closeErr
 	}
+	var retryIn time.Duration
 	if err == nil {
-		s.live, s.lastErr = c, nil
+		s.live, s.lastErr, s.failures = c, nil, 0
 	} else if !errors.Is(err, errClosed) {
 		s.lastErr = err
+		var loginErr *oauth.Error
+		if errors.As(err, &loginErr) && !loginErr.Transient {
+			s.failures = 0 // the user's turn: nothing to wait for
+		} else {
+			s.failures++
+			s.failedAt = time.Now()
+			retryIn = s.o.retryAfter(s.failures)
+		}
 	}
 	s.mu.Unlock()
+	s.installing.Store(false)
+	if err != nil && !errors.Is(err, errClosed) {
+		var ce *connectError
+		attempts, why := 1, err
+		if errors.As(err, &ce) {
+			attempts, why = ce.Attempts, ce.Err
+		}
+		if retryIn > 0 { // when opens and searches try it again
+			s.log.Warn("could not start", "attempts", attempts, "next_try_in", retryIn, "error", why)
+		} else {
+			s.log.Warn("could not start", "attempts", attempts, "error", why)
+		}
+	}
 	if c != nil {
 		if err != nil {
 			c.end(err, true)
@@ -419,7 +524,17 @@ func (e *connectError) Error() string {
 
 func (e *connectError) Unwrap() error { return e.Err }
 
+// brokenCacheError is a start that failed for a broken npx cache entry.
+type brokenCacheError struct {
+	entry string
+	err   error
+}
+
+func (e *brokenCacheError) Error() string { return e.err.Error() }
+func (e *brokenCacheError) Unwrap() error { return e.err }
+
 func (s *Server) dialWithRetries() (*conn, error) {
+	repaired := false
 	for attempt := 1; ; attempt++ {
 		c, err := s.dialOnce()
 		if errors.Is(err, errTrySSE) {
@@ -432,7 +547,6 @@ func (s *Server) dialWithRetries() (*conn, error) {
 			// The SDK's wrapping only hides what it says (the command to run).
 			err = loginErr
 			if !loginErr.Transient { // retrying cannot help
-				s.log.Warn("could not start", "error", loginErr)
 				return nil, &connectError{Attempts: attempt, Err: loginErr}
 			}
 		}
@@ -448,9 +562,23 @@ func (s *Server) dialWithRetries() (*conn, error) {
 		if s.ctx.Err() != nil {
 			return nil, errClosed
 		}
+		var broken *brokenCacheError
+		if errors.As(err, &broken) && !repaired {
+			// Once per start: a package whose own files are missing a
+			// module fails again after a fresh install.
+			repaired = true
+			if rerr := serverproc.RemoveNPXEntry(broken.entry); rerr != nil {
+				s.log.Warn("npx's cache entry of the server looks broken, but it could not be removed", "entry", broken.entry, "error", rerr)
+			} else {
+				s.log.Warn("npx's cache entry of the server was broken (a module missing from it, as an install stopped half-way leaves it): removed it; starting again, which installs the package afresh",
+					"entry", broken.entry, "error", err)
+				attempt--
+				continue
+			}
+		}
 		var se *serverproc.StartError
-		if errors.As(err, &se) || attempt > s.cfg.MaxRetries {
-			s.log.Warn("could not start", "attempts", attempt, "error", err)
+		var bound *boundError // the same list would pass it again
+		if errors.As(err, &se) || errors.As(err, &bound) || attempt > s.cfg.MaxRetries {
 			return nil, &connectError{Attempts: attempt, Err: err}
 		}
 		wait := s.o.backoff(attempt)
@@ -516,6 +644,7 @@ func (s *Server) CloseFor(reason error) {
 		c.end(reason, true)
 	}
 	s.background.Wait()
+	s.o.Names.forget(s) // its tools are no other server's concern now
 }
 
 // conn is one live connection to a server: an MCP session and, for stdio,
@@ -526,6 +655,7 @@ type conn struct {
 	proc   *serverproc.Process // stdio only
 	stdio  *stdioConn          // stdio only: the relay's connection
 	cap    *capture            // raw tools/list pages (and SSE call results); nil for streamable HTTP
+	bound  *listBound          // streamable HTTP: the tool list's bytes, bounded as they come
 	probe  *statusProbe        // http and sse
 	client *mcp.Client
 	// caps are the client capabilities the server was told (ask.go);
@@ -610,6 +740,11 @@ func (s *Server) dialOnce() (*conn, error) {
 		c.cancel()
 		stopStart()
 	})
+	// A package runner's install does not count (see installClock).
+	var install *installClock
+	if runner := s.PackageRunner(); runner != "" && c.proc != nil {
+		install = s.startInstallClock(c, runner, timer)
+	}
 	stopOnClose := context.AfterFunc(s.ctx, stopStart)
 	cs, err := client.Connect(c.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err == nil {
@@ -617,6 +752,8 @@ func (s *Server) dialOnce() (*conn, error) {
 		err = c.listTools(c.ctx)
 	}
 	stopOnClose()
+	stillInstalling := install.stop()
+	s.installing.Store(false)
 	if !timer.Stop() && err == nil {
 		err = errors.New("timed out") // fired just as the connect finished
 	}
@@ -624,7 +761,12 @@ func (s *Server) dialOnce() (*conn, error) {
 		if c.trySSE && c.probe.refused.Load() && !timedOut.Load() {
 			err = errTrySSE
 		} else {
-			err = c.explainStartFailure(err, timedOut.Load())
+			err = c.explainStartFailure(err, timedOut.Load(), stillInstalling)
+		}
+		if c.proc != nil {
+			if entry := c.proc.BrokenNPXEntry(); entry != "" {
+				err = &brokenCacheError{entry: entry, err: err}
+			}
 		}
 		c.end(err, true)
 		return nil, err
@@ -639,7 +781,7 @@ func (s *Server) dialOnce() (*conn, error) {
 const lastWordsWait = 5 * time.Second
 
 // explainStartFailure says why a start-up failed, in the user's terms.
-func (c *conn) explainStartFailure(err error, timedOut bool) error {
+func (c *conn) explainStartFailure(err error, timedOut bool, installing string) error {
 	if c.proc != nil {
 		// A process that died explains itself best: wait a moment for it.
 		select {
@@ -659,6 +801,9 @@ func (c *conn) explainStartFailure(err error, timedOut bool) error {
 			}
 			return errors.New(msg)
 		}
+	}
+	if timedOut && installing != "" {
+		return fmt.Errorf("%s was still installing the server's package after %v, the time given to installs; it was stopped: check the network, or run the command once in a terminal to install it", installing, c.s.o.installTimeout())
 	}
 	if timedOut {
 		return fmt.Errorf("no answer within %v (connectionTimeoutMs) while starting", c.s.cfg.ConnectionTimeout)
@@ -690,6 +835,9 @@ func (c *conn) listTools(ctx context.Context) error {
 	if c.cap != nil {
 		c.cap.takePages()
 	}
+	if c.bound != nil {
+		c.bound.reset()
+	}
 	const maxPages = 1000
 	var typed []*mcp.Tool
 	params := &mcp.ListToolsParams{}
@@ -699,11 +847,17 @@ func (c *conn) listTools(ctx context.Context) error {
 		}
 		res, err := c.cs.ListTools(ctx, params)
 		if err != nil {
+			switch { // the bound it passed, for dialWithRetries
+			case c.cap != nil && c.cap.refusal() != nil:
+				err = c.cap.refusal()
+			case c.bound != nil && c.bound.refusal() != nil:
+				err = c.bound.refusal()
+			}
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		typed = append(typed, res.Tools...)
 		if max := s.cfg.MaxTools; max > 0 && len(typed) > max { // what no capture bounded
-			return fmt.Errorf("listing tools: the server lists more than %d tools (maxTools)", max)
+			return fmt.Errorf("listing tools: %w", tooManyTools(max))
 		}
 		if res.NextCursor == "" || res.NextCursor == params.Cursor {
 			break

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
@@ -33,13 +34,16 @@ type stdioConn struct {
 	cap  *capture // the raw pages of the SDK's tools/list requests
 
 	// longDone is set once the line too long that is being skipped has
-	// been answered for. Only Read uses it.
-	longDone bool
+	// been answered for; release once a large input was dropped, so that
+	// the next Read gives its memory back. Only Read uses them.
+	longDone, release bool
 }
 
 func newStdioConn(c *conn, p *serverproc.Process) *stdioConn {
 	cfg := c.s.cfg
-	return &stdioConn{c: c, proc: p, out: newFrameWriter(p.Stdin(), c.s.o.maxQueued()), cap: newCapture(cfg.MaxTools, cfg.MaxToolListBytes)}
+	s := &stdioConn{c: c, proc: p, out: newFrameWriter(p.Stdin(), c.s.o.maxQueued()), cap: newCapture(cfg.MaxTools, cfg.MaxToolListBytes)}
+	p.LimitLines(s.cap.listRoom)
+	return s
 }
 
 // Read returns the next message for the SDK. Answers and progress of the
@@ -50,6 +54,14 @@ func newStdioConn(c *conn, p *serverproc.Process) *stdioConn {
 // SDK's, which gets an error in its place); the SDK's decoder never sees it.
 func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 	for {
+		if s.release {
+			// What a refused list or a line past the limit took is garbage
+			// by now (this loop's last line is out of scope), but an idle
+			// workbench may not collect for minutes: tens of MiB would stay
+			// resident. Rare, so worth a collection of its own.
+			s.release = false
+			go debug.FreeOSMemory()
+		}
 		line, err := s.proc.ReadLine()
 		var long *frame.TooLongError
 		if errors.As(err, &long) {
@@ -74,13 +86,24 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
+		if perr == nil && m.IsResponse() {
+			// A tool list is bounded before the SDK decodes it (a copy of
+			// its own, and every tool as a struct); its page is kept as
+			// the line holds it.
+			if jid, ok := rpcID(m.ID); ok {
+				if _, err := s.cap.deliver(jid, m.Result, len(m.Error) == 0); err != nil {
+					s.release = true
+					return &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}, nil
+				}
+			}
+		}
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			s.proc.Note("stdout message is not valid JSON-RPC, ignored: " + serverproc.Clip(string(line), 200))
 			continue
 		}
-		if resp, ok := msg.(*jsonrpc.Response); ok {
-			s.cap.deliverTo(resp)
+		if resp, ok := msg.(*jsonrpc.Response); ok && perr != nil && s.cap.deliverTo(resp) {
+			s.release = true
 		}
 		return msg, nil
 	}
@@ -92,7 +115,7 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 func (s *stdioConn) tooLong(long *frame.TooLongError) jsonrpc.Message {
 	defer func() {
 		if long.Ended {
-			s.longDone = false
+			s.longDone, s.release = false, true
 		}
 	}()
 	id := long.ID()
@@ -103,6 +126,13 @@ func (s *stdioConn) tooLong(long *frame.TooLongError) jsonrpc.Message {
 	if id == nil {
 		s.proc.Note(fmt.Sprintf("stdout line longer than %d MiB, ignored: ", long.Limit>>20) + serverproc.Clip(string(long.Head), 200))
 		return nil
+	}
+	if long.Limit < serverproc.MaxLine { // the limit listRoom gave a tool list
+		bound := listTooLarge(s.cap.maxBytes)
+		if jid, ok := rpcID(id); ok {
+			s.cap.refuseList(jid, bound)
+		}
+		return s.fail(id, bound.Error(), long.Head)
 	}
 	return s.fail(id, fmt.Sprintf("the server's answer exceeded %d MiB", long.Limit>>20), long.Head)
 }
@@ -117,16 +147,22 @@ func (s *stdioConn) fail(id json.RawMessage, why string, line []byte) jsonrpc.Me
 		s.c.finishRelay(string(key), nil, errors.New(why), "")
 		return nil
 	}
-	var v any
-	if len(id) == 0 || frame.Unmarshal(id, &v) != nil {
-		return nil
-	}
-	jid, err := jsonrpc.MakeID(v)
-	if err != nil || !jid.IsValid() {
+	jid, ok := rpcID(id)
+	if !ok {
 		return nil
 	}
 	_, _ = s.cap.deliver(jid, nil, false)
 	return &jsonrpc.Response{ID: jid, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}}
+}
+
+// rpcID is a message's raw id as the SDK's jsonrpc.ID.
+func rpcID(id json.RawMessage) (jsonrpc.ID, bool) {
+	var v any
+	if len(id) == 0 || frame.Unmarshal(id, &v) != nil {
+		return jsonrpc.ID{}, false
+	}
+	jid, err := jsonrpc.MakeID(v)
+	return jid, err == nil && jid.IsValid()
 }
 
 // Write sends a message of the SDK's.

@@ -24,8 +24,10 @@ import (
 // Tool is one downstream tool offered through the workbench.
 type Tool struct {
 	Name string
-	// JSON is the tool object as the server sent it, compacted, with
-	// "source_server" and "toolbox_name" added: what open_toolbox shows.
+	// JSON is the tool's definition as pinned (name, title, description,
+	// inputSchema, outputSchema and annotations in canonical form; see
+	// pins.Def.JSON), with "source_server" and "toolbox_name" added: what
+	// open_toolbox shows.
 	JSON json.RawMessage
 	// ReadOnly and Idempotent are the tool's annotations: such a tool may be
 	// retried once by the workbench after a crash that lost its call.
@@ -137,12 +139,24 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 	matched := make([]bool, len(filters))
 	suffix := fmt.Appendf(nil, `,"source_server":%s,"toolbox_name":%s}`, frame.Quote(server), frame.Quote(toolbox))
 	for _, r := range raw {
+		// What the model reads is the definition as pinned (see
+		// pins.Def.JSON), never the server's bytes: a duplicate key, a
+		// member outside the definition or _meta would reach the model
+		// unpinned and unscreened.
+		d, err := pins.Canonical(r)
+		if err != nil {
+			if name, ok := toolName(r); ok && valid(name) {
+				log.Warn("tool left out: its definition cannot be pinned", "tool", pins.Line(name), "error", err)
+			}
+			continue
+		}
 		var w wireTool
-		if err := json.Unmarshal(r, &w); err != nil || !valid(w.Name) {
+		if err := json.Unmarshal(d.JSON, &w); err != nil || !valid(d.Name) {
 			continue // the SDK rejected it, and logged why
 		}
+		w.Name = d.Name // the exact key "name" (encoding/json matches keys regardless of case)
 		if _, dup := ts.byName[w.Name]; dup || ts.filtered[w.Name] {
-			log.Warn("server lists a tool twice; keeping the first", "tool", w.Name)
+			log.Warn("server lists a tool twice; keeping the first", "tool", pins.Line(w.Name))
 			continue
 		}
 		kept = append(kept, r)
@@ -150,13 +164,8 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 			ts.filtered[w.Name] = true
 			continue
 		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, r); err != nil {
-			continue
-		}
-		b := bytes.TrimSuffix(buf.Bytes(), []byte("}"))
-		b = append(b, suffix...)
-		t := &Tool{Name: w.Name, JSON: b, def: pinDef(w.Name, r)}
+		b := append(d.JSON[:len(d.JSON)-1:len(d.JSON)-1], suffix...)
+		t := &Tool{Name: w.Name, JSON: b, def: d}
 		if w.Annotations != nil {
 			t.ReadOnly, t.Idempotent = w.Annotations.ReadOnlyHint, w.Annotations.IdempotentHint
 		}
@@ -181,6 +190,16 @@ func toolSet(raw []json.RawMessage, valid func(string) bool, filters []string, t
 		}
 	}
 	return ts, kept
+}
+
+// toolName reads the name of a tool object that could not be pinned, for
+// the log.
+func toolName(raw json.RawMessage) (string, bool) {
+	var w struct {
+		Name string `json:"name"`
+	}
+	err := json.Unmarshal(raw, &w)
+	return w.Name, err == nil && w.Name != ""
 }
 
 // sameTools reports whether two tool sets offer the same tools, as

@@ -20,7 +20,8 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 	case config.HTTP:
 		c.probe = newStatusProbe(httpClient(s.cfg.Headers).Transport)
 		c.trySSE = s.cfg.TransportInferred
-		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: c.probe}}
+		c.bound = &listBound{base: c.probe, max: s.cfg.MaxToolListBytes}
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{Transport: c.bound}}
 		if s.oauth != nil {
 			s.oauth.Reload() // a login since the last attempt counts
 			t.OAuthHandler = s.oauth

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,8 @@ const (
 	// Hostile answers, each written by hand, not by the SDK.
 	EnvDeepResult  = "FAKE_DEEP_RESULT"  // N: add tool "deep", answered with a result holding N nested arrays
 	EnvEndless     = "FAKE_ENDLESS"      // N: add tool "endless", answered with a line of N bytes that never ends
+	EnvEndlessPad  = "FAKE_ENDLESS_PAD"  // N: the endless line holds N bytes before its id
+	EnvEndlessEnds = "FAKE_ENDLESS_ENDS" // "1": the endless line ends after its N bytes, and the server goes on
 	EnvHugeList    = "FAKE_HUGE_LIST"    // N: answer tools/list with N tools of about 250 bytes each, in one page
 	EnvStopReading = "FAKE_STOP_READING" // "1": add tool "stop_reading": once called, the server reads no more of its stdin
 	EnvAsk         = "FAKE_ASK"          // "1": add tools "ask" and "client_caps" (ask.go)
@@ -73,6 +76,20 @@ const (
 	// other variables, what it does can change between runs without
 	// changing the server's definition (its catalog key).
 	EnvStartGate = "FAKE_START_GATE"
+	// EnvInstallGate names a file: the process acts as a package runner
+	// (npx) installing a package, without a child, until the file exists,
+	// then runs the fake server as its child, stdio passed on, and exits
+	// as it does.
+	EnvInstallGate = "FAKE_INSTALL_GATE"
+	// EnvNPXEntry names a folder, with FAKE_INSTALL_GATE: the runner's
+	// cache entry for the package, as npx's _npx/<hash>. Missing, it is
+	// "installed" (package.json and node_modules/dep); present without
+	// node_modules/dep, the server dies as Node does of a module missing
+	// from it.
+	EnvNPXEntry = "FAKE_NPX_ENTRY"
+	// EnvNPXBroken "1": the package itself lacks dep: every install of it
+	// leaves the entry without node_modules/dep.
+	EnvNPXBroken = "FAKE_NPX_BROKEN"
 	// EnvSleepGate names a file: the tool "sleep" answers only once it
 	// exists (and its ms have passed), so a test decides when a call ends.
 	EnvSleepGate = "FAKE_SLEEP_GATE"
@@ -87,6 +104,12 @@ const (
 	// announcing list_changed: a server that changes what its tools say,
 	// while running and between runs.
 	EnvDefsFile = "FAKE_DEFS_FILE"
+	// EnvRawTools names a file whose bytes are the "tools" array of the
+	// server's tools/list result, written byte for byte (duplicate keys,
+	// escapes, members no SDK keeps): the server speaks JSON-RPC itself,
+	// reads the file again for every tools/list, and answers a call with
+	// the tool's name. Nothing else of FAKE_* applies but FAKE_STATE_DIR.
+	EnvRawTools = "FAKE_RAW_TOOLS"
 )
 
 // Counter files in FAKE_STATE_DIR.
@@ -149,6 +172,9 @@ func run() error {
 			return fmt.Errorf("daemonizing: %w", err)
 		}
 	}
+	if gate := os.Getenv(EnvInstallGate); gate != "" {
+		return runAsRunner(gate)
+	}
 	f := &fake{name: os.Getenv(EnvName), stateDir: os.Getenv(EnvStateDir)}
 	if f.name == "" {
 		f.name = "fake"
@@ -210,6 +236,10 @@ func run() error {
 		return nil
 	}
 
+	if file := os.Getenv(EnvRawTools); file != "" {
+		return f.serveRaw(file)
+	}
+
 	opts := &mcp.ServerOptions{PageSize: envInt(EnvPageSize)}
 	addEarly := func() {
 		f.server.AddTool(&mcp.Tool{Name: "early", Description: "Added as soon as the client was initialized.", InputSchema: schema(`{"type":"object"}`)},
@@ -221,6 +251,7 @@ func run() error {
 		opts.InitializedHandler = func(context.Context, *mcp.InitializedRequest) { addEarly() }
 	}
 	if os.Getenv(EnvAsk) == "1" {
+		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 		opts.RootsListChangedHandler = func(context.Context, *mcp.RootsListChangedRequest) { f.record(RootsChangedFile, "roots") }
 	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: f.name, Version: "1.0.0"}, opts)
@@ -288,6 +319,58 @@ func run() error {
 		return nil
 	}
 	return err
+}
+
+// runAsRunner is FAKE_INSTALL_GATE: a package runner that installs until
+// gate exists, then runs the server as its child.
+func runAsRunner(gate string) error {
+	for {
+		if _, err := os.Stat(gate); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if entry := os.Getenv(EnvNPXEntry); entry != "" {
+		dep := filepath.Join(entry, "node_modules", "dep")
+		if _, err := os.Stat(entry); err != nil {
+			installed := dep
+			if os.Getenv(EnvNPXBroken) == "1" {
+				installed = filepath.Dir(dep)
+			}
+			if err := os.MkdirAll(installed, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(entry, "package.json"), []byte(`{"dependencies":{"dep":"1.0.0"}}`), 0o600); err != nil {
+				return err
+			}
+		}
+		if _, err := os.Stat(dep); err != nil {
+			fmt.Fprintf(os.Stderr, "node:internal/modules/esm/resolve:873\n  throw new ERR_MODULE_NOT_FOUND(packageName, fileURLToPath(base), null);\n        ^\n\n"+
+				"Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'dep' imported from %s\n"+
+				"    at packageResolve (node:internal/modules/esm/resolve:873:9)\n    at moduleResolve (node:internal/modules/esm/resolve:946:18)\n\nNode.js v22.0.0\n",
+				filepath.Join(entry, "node_modules", "server", "index.js"))
+			os.Exit(1)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvInstallGate+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return err
+	}
+	return nil
 }
 
 // startDetached starts a long sleep in a session of its own.
@@ -711,8 +794,16 @@ func (c *mangledConn) hostile(resp *jsonrpc.Response) bool {
 		writeRepeat(out, "]", c.m.deep)
 		out.WriteString("}}\n")
 	case tool == "endless" && c.m.endless > 0:
-		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		if pad := envInt(EnvEndlessPad); pad > 0 {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","_meta":{"pad":"%s"},"id":%s,"result":{"content":[{"type":"text","text":"`, strings.Repeat("p", pad), id)
+		} else {
+			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, id)
+		}
 		writeRepeat(out, "x", c.m.endless)
+		if os.Getenv(EnvEndlessEnds) == "1" {
+			out.WriteString(`"}]}}` + "\n")
+			break
+		}
 		_ = out.Flush()
 		for { // the line never ends, and the server says nothing more
 			time.Sleep(time.Hour)
@@ -812,4 +903,49 @@ func (c *mangledConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// serveRaw is the server of EnvRawTools: JSON-RPC over stdio, written by
+// hand, so that the tool list reaches the client as the file has it.
+func (f *fake) serveRaw(file string) error {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<16), 1<<26)
+	out := bufio.NewWriter(os.Stdout)
+	for in.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name            string `json:"name"`
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &msg); err != nil || msg.ID == nil {
+			continue // a notification, or not for this server
+		}
+		var result string
+		switch msg.Method {
+		case "initialize":
+			v, _ := json.Marshal(msg.Params.ProtocolVersion)
+			result = `{"protocolVersion":` + string(v) + `,"capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1.0.0"}}`
+		case "tools/list":
+			f.record(ListsFile, "list")
+			tools, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			result = `{"tools":` + strings.TrimSpace(string(tools)) + `}`
+		case "tools/call":
+			f.record(CallsFile, msg.Params.Name)
+			t, _ := json.Marshal("called " + msg.Params.Name)
+			result = `{"content":[{"type":"text","text":` + string(t) + `}]}`
+		default:
+			result = `{}`
+		}
+		fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", msg.ID, result)
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	return in.Err()
 }

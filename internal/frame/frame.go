@@ -40,19 +40,25 @@ var ErrTooLong = errors.New("message longer than the line limit")
 // end), and again once its end has been read and skipped (Ended true);
 // once only, with Ended true, when both happen in one read.
 type TooLongError struct {
-	Limit int    // the Reader's limit, in bytes
+	Limit int    // the line's limit, in bytes: the Reader's, or what LimitFor gave it
 	Head  []byte // the line's first bytes (up to 4 KiB)
 	Tail  []byte // its last bytes (up to 4 KiB), once Ended
 	Ended bool
+
+	id json.RawMessage // the top-level id read on the way, if any
 }
 
 func (e *TooLongError) Error() string        { return ErrTooLong.Error() }
 func (e *TooLongError) Is(target error) bool { return target == ErrTooLong }
 
-// ID returns the id of the message the line holds, when the bytes kept of
-// it show one at the top level of a JSON object (near the start, or near
-// the end once the line has ended), or nil.
+// ID returns the id of the message the line holds, when the line shows
+// one at the top level of a JSON object in the bytes read before the
+// limit (wherever it stands there), or in its last bytes once it has
+// ended; else nil.
 func (e *TooLongError) ID() json.RawMessage {
+	if e.id != nil {
+		return e.id
+	}
 	if id := TopLevelID(e.Head); id != nil {
 		return id
 	}
@@ -70,11 +76,21 @@ type Reader struct {
 	r    *bufio.Reader
 	max  int
 	skip *TooLongError // the long line being skipped, if any
+
+	// LimitFor, when set, may lower the limit of a line longer than the
+	// Reader's buffer, once the line has shown its top-level id: a
+	// result of 1 or more is the line's limit (the Reader's own limit
+	// still holds above it). It is called on the reading goroutine, at
+	// most once per line. Set it before the first Next.
+	LimitFor func(id json.RawMessage) int
 }
+
+// bufSize is the Reader's buffer: a line that fits is read in one piece.
+const bufSize = 64 << 10
 
 // NewReader returns a Reader of r whose lines may be up to max bytes.
 func NewReader(r io.Reader, max int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, bufSize), max: max}
 }
 
 // Next returns the next line that is not blank, without its line ending and
@@ -101,31 +117,71 @@ func (r *Reader) Next() ([]byte, error) {
 }
 
 func (r *Reader) line() ([]byte, error) {
-	var long []byte
-	for {
-		frag, err := r.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(frag) > r.max {
-				// Report it now: the rest may never come.
-				long = append(long, frag...)
-				r.skip = &TooLongError{Limit: r.max, Head: bytes.Clone(long[:min(len(long), keep)]), Tail: lastBytes(nil, long)}
-				return nil, r.skip
-			}
-			long = append(long, frag...)
-			continue
-		}
-		if err != nil && len(frag) == 0 && long == nil {
+	frag, err := r.r.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil && len(frag) == 0 {
 			return nil, err
 		}
-		if len(long)+len(frag) > r.max {
-			long = append(long, frag...)
-			return nil, &TooLongError{Limit: r.max, Head: bytes.Clone(long[:min(len(long), keep)]), Tail: lastBytes(nil, bytes.TrimSpace(long)), Ended: true}
-		}
-		if long != nil {
-			return append(long, frag...), nil
+		if len(frag) > r.max {
+			var scan idScan
+			return nil, &TooLongError{Limit: r.max, Head: bytes.Clone(frag[:min(len(frag), keep)]), Tail: lastBytes(nil, bytes.TrimSpace(frag)), Ended: true, id: scan.feed(frag)}
 		}
 		// frag aliases the reader's buffer: copy before the next read.
 		return append([]byte(nil), frag...), nil
+	}
+	// A long line. Its pieces are copied as they come and joined once
+	// at its end: a line grown by append would take several times its
+	// size on the way. Its top-level id is looked for as it passes, so
+	// that a line past the limit can say whose answer it was.
+	var (
+		pieces [][]byte
+		n      int
+		scan   idScan
+		limit  = r.max
+		asked  bool
+	)
+	for {
+		if !asked {
+			if id := scan.feed(frag); id != nil {
+				asked = true
+				if r.LimitFor != nil {
+					if l := r.LimitFor(id); l > 0 && l < limit {
+						limit = l
+					}
+				}
+			}
+		}
+		ended := !errors.Is(err, bufio.ErrBufferFull)
+		if n+len(frag) > limit {
+			e := &TooLongError{Limit: limit, id: scan.id, Ended: ended}
+			if len(pieces) > 0 {
+				e.Head = bytes.Clone(pieces[0][:min(len(pieces[0]), keep)])
+				e.Tail = lastBytes(nil, pieces[len(pieces)-1])
+			} else {
+				e.Head = bytes.Clone(frag[:min(len(frag), keep)])
+			}
+			e.Tail = lastBytes(e.Tail, frag)
+			if ended {
+				e.Tail = bytes.TrimSpace(e.Tail)
+			} else {
+				// Report it now: the rest may never come.
+				r.skip = e
+			}
+			return nil, e
+		}
+		if ended {
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			line := make([]byte, 0, n+len(frag))
+			for _, p := range pieces {
+				line = append(line, p...)
+			}
+			return append(line, frag...), nil
+		}
+		pieces = append(pieces, bytes.Clone(frag))
+		n += len(frag)
+		frag, err = r.r.ReadSlice('\n')
 	}
 }
 
@@ -270,74 +326,101 @@ var ErrTooDeep = fmt.Errorf("the message nests objects and arrays deeper than %d
 // nil. It reads data in one pass without parsing it, so it works on lines
 // too deep to parse and on the first bytes of lines too long to read.
 func TopLevelID(data []byte) json.RawMessage {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) == 0 || data[0] != '{' {
-		return nil
-	}
-	depth, expectKey := 0, false
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '"':
-			end := stringEnd(data, i)
-			if end < 0 {
-				return nil
-			}
-			if depth == 1 && expectKey {
-				expectKey = false
-				if string(data[i:end+1]) == `"id"` {
-					return scalarAfterColon(data[end+1:])
+	var s idScan
+	return s.feed(data)
+}
+
+// idScan finds the top-level "id" of a JSON object given in pieces, one
+// byte at a time, without parsing it: [TopLevelID] for a line read in
+// pieces, which may be too long to hold. It stops at the id, at the end
+// of the object, or at anything that is not an object.
+type idScan struct {
+	started, done     bool
+	depth             int
+	inString, escaped bool
+	expectKey         bool // a string at depth 1 here is a key
+	key               bool // the string being read is a key at depth 1
+	keyLen            int  // its bytes so far
+	keyIsID           bool // they read "id" so far
+	afterID           int  // 1: the key "id" was read; 2: and its colon
+	value             []byte
+	valueIsString     bool
+	id                json.RawMessage
+}
+
+// maxIDLen bounds an id the scan keeps: longer ones are not looked for.
+const maxIDLen = 1 << 10
+
+// feed reads data, the object's next bytes, and returns its id once found.
+func (s *idScan) feed(data []byte) json.RawMessage {
+	for i := 0; i < len(data) && !s.done; i++ {
+		c := data[i]
+		switch {
+		case s.value != nil:
+			s.readValue(c)
+		case s.inString:
+			switch {
+			case s.escaped:
+				s.escaped, s.keyIsID = false, false
+				s.keyLen++
+			case c == '\\':
+				s.escaped = true
+			case c == '"':
+				s.inString = false
+				if s.key && s.keyIsID && s.keyLen == 2 {
+					s.afterID = 1
 				}
+				s.key = false
+			case s.key:
+				s.keyIsID = s.keyIsID && s.keyLen < 2 && c == "id"[s.keyLen]
+				s.keyLen++
 			}
-			i = end
-		case '{', '[':
-			depth++
-			expectKey = depth == 1
-		case '}', ']':
-			if depth--; depth <= 0 {
-				return nil
-			}
-		case ',':
-			expectKey = depth == 1
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		case !s.started:
+			s.started, s.done = true, c != '{'
+			s.depth, s.expectKey = 1, true
+		case s.afterID == 1:
+			s.afterID, s.done = 2, c != ':'
+		case s.afterID == 2:
+			// A string or a number; any other id is not one to answer.
+			s.done = c != '"' && c != '-' && (c < '0' || c > '9')
+			s.value, s.valueIsString = append(make([]byte, 0, 16), c), c == '"'
+		case c == '"':
+			s.inString, s.key = true, s.depth == 1 && s.expectKey
+			s.keyLen, s.keyIsID, s.expectKey = 0, true, false
+		case c == '{' || c == '[':
+			s.depth++
+			s.expectKey = false
+		case c == '}' || c == ']':
+			s.depth--
+			s.done = s.depth <= 0
+		case c == ',':
+			s.expectKey = s.depth == 1
 		}
 	}
-	return nil
+	return s.id
 }
 
-// stringEnd returns the offset of the quote that ends the JSON string
-// starting at data[start], or -1.
-func stringEnd(data []byte, start int) int {
-	for i := start + 1; i < len(data); i++ {
-		switch data[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return -1
-}
-
-// scalarAfterColon returns the string or number after the colon that data
-// starts with (spaces aside), when the value is written whole, or nil.
-func scalarAfterColon(data []byte) json.RawMessage {
-	data = bytes.TrimLeft(data, " \t\r\n")
-	if len(data) == 0 || data[0] != ':' {
-		return nil
-	}
-	data = bytes.TrimLeft(data[1:], " \t\r\n")
+// readValue reads c, the next byte of the id's value.
+func (s *idScan) readValue(c byte) {
 	switch {
-	case len(data) == 0:
-		return nil
-	case data[0] == '"':
-		if end := stringEnd(data, 0); end > 0 {
-			return json.RawMessage(data[:end+1])
+	case len(s.value) > maxIDLen:
+		s.done = true
+	case s.valueIsString:
+		s.value = append(s.value, c)
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.id, s.done = s.value, true
 		}
-	case data[0] == '-' || data[0] >= '0' && data[0] <= '9':
-		if end := bytes.IndexAny(data, " \t\r\n,}"); end > 0 {
-			return json.RawMessage(data[:end])
-		}
+	case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == '}':
+		s.id, s.done = s.value, true
+	default:
+		s.value = append(s.value, c)
 	}
-	return nil
 }
 
 // tailID returns the value of the top-level "id" key that the last bytes

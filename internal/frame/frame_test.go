@@ -284,6 +284,8 @@ func TestReaderReportsLongLineAtOnce(t *testing.T) {
 	}{
 		{"id first", `{"jsonrpc":"2.0","id":"wb-7","result":{"content":[{"type":"text","text":"`, `"}]}}`, `"wb-7"`, `"wb-7"`},
 		{"id last", `{"result":{"content":[{"type":"text","text":"`, `"}]},"jsonrpc":"2.0","id":12}`, "", "12"},
+		// The id after the first 4 KiB is known before the limit.
+		{"id after 4 KiB", `{"jsonrpc":"2.0","_meta":{"pad":"` + strings.Repeat("p", 8<<10) + `"},"id":"wb-9","result":{"content":[{"type":"text","text":"`, `"}]}}`, `"wb-9"`, `"wb-9"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pr, pw := io.Pipe()
@@ -394,5 +396,47 @@ func TestTopLevelID(t *testing.T) {
 		if got := string(tailID([]byte(c.data))); got != c.tail {
 			t.Errorf("tailID(%s) = %q, want %q", c.data, got, c.tail)
 		}
+		// In pieces, as a long line comes: the same id.
+		var scan idScan
+		var got json.RawMessage
+		for i := range len(c.data) {
+			got = scan.feed([]byte{c.data[i]})
+		}
+		if string(got) != c.head {
+			t.Errorf("the id of %s read a byte at a time = %q, want %q", c.data, got, c.head)
+		}
+	}
+}
+
+// TestReaderLimitFor: a long line whose id LimitFor gives a lower limit
+// is reported past that limit; other lines keep the Reader's.
+func TestReaderLimitFor(t *testing.T) {
+	line := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"tools":["` + strings.Repeat("t", 300<<10) + `"]}}` + "\n"
+	}
+	r := NewReader(strings.NewReader(line("5")+line("6")), 1<<20)
+	var asked []string
+	r.LimitFor = func(id json.RawMessage) int {
+		asked = append(asked, string(id))
+		if string(id) == "5" {
+			return 200 << 10
+		}
+		return 0
+	}
+	_, err := r.Next()
+	var tl *TooLongError
+	if !errors.As(err, &tl) || tl.Limit != 200<<10 || string(tl.ID()) != "5" {
+		t.Fatalf("the line of id 5 = %v (%+v), want it past its limit of 200 KiB", err, tl)
+	}
+	if !tl.Ended {
+		if _, err = r.Next(); !errors.As(err, &tl) || !tl.Ended {
+			t.Fatalf("the second report = %v", err)
+		}
+	}
+	if got, err := r.Next(); err != nil || !bytes.HasPrefix(got, []byte(`{"jsonrpc":"2.0","id":6,`)) {
+		t.Fatalf("the line of id 6 = %.40q, %v", got, err)
+	}
+	if strings.Join(asked, ",") != "5,6" {
+		t.Errorf("LimitFor asked for %q, want once for each line", asked)
 	}
 }

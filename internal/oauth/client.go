@@ -307,6 +307,7 @@ func (c *Client) refreshLocked(seen string) error {
 		tok.RefreshToken = spending // not rotated: it stays valid
 		delete(c.spent, spending)
 	}
+	noteLifetime(tok)
 	next := *rec
 	next.Token = tok
 	// The new tokens are used from now on, stored or not: the refresh
@@ -411,6 +412,8 @@ func (c *Client) Authorize(ctx context.Context, req *http.Request, resp *http.Re
 		return c.needsLogin("the stored login could not be used", nil)
 	case sent != c.rec.Token.AccessToken && c.rec.usable():
 		return nil // refreshed since this request was sent: send it again
+	case !c.rec.usable():
+		// It expired on its way (a token that lives seconds): refresh.
 	case time.Since(c.fresh) < freshWindow || time.Since(c.rec.LoggedInAt) < freshWindow:
 		return c.failed("the server refused a token its authorization server issued moments ago (HTTP 401); check the server's resource URL and scopes", nil)
 	}

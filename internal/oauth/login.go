@@ -142,9 +142,14 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 		RequestRefreshToken:   true,
 		AcceptUnadvertisedIss: true,
 		Client:                hc,
-		NewTokenSource: func(ctx context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+		// The exchanged tokens, as they are: the SDK reads its token once
+		// more (for the scopes granted), and a refreshing source would
+		// spend a rotating refresh token there, on a token that lives less
+		// than oauth2's margin, leaving the login with a spent one. The
+		// login refreshes nothing; a Client does, storing what it gets.
+		NewTokenSource: func(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			got.cfg, got.tok = cfg, tok
-			return cfg.TokenSource(ctx, tok), nil
+			return oauth2.StaticTokenSource(tok), nil
 		},
 	}
 	if oc := s.OAuth; oc != nil && oc.ClientID != "" {
@@ -194,6 +199,7 @@ func Login(ctx context.Context, o LoginOptions) (*LoginResult, error) {
 	if got.tok == nil || got.tok.AccessToken == "" {
 		return nil, fail("the authorization server issued no access token", nil)
 	}
+	noteLifetime(got.tok)
 
 	rec := &Record{
 		ServerURL: s.URL, Issuer: issuer, MetadataURL: metadataURL,

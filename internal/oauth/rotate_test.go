@@ -184,3 +184,33 @@ func TestStepUpIsBounded(t *testing.T) {
 		t.Errorf("%d logins, want 2", n)
 	}
 }
+
+// A token that lives less than the 30 s refresh margin is used for most of
+// its life, not refreshed at every request: the margin is a quarter of the
+// lifetime the authorization server gave (expires_in, kept in the store).
+// The test needs only that 21 s do not pass between the login and the use.
+func TestShortLivedTokenIsNotRefreshedAtEachUse(t *testing.T) {
+	store := home(t, "follow")
+	srv := oauthtest.Start(t, oauthtest.Options{TokenTTL: 29 * time.Second})
+	s := remote(srv.URL, config.HTTP)
+	if _, err := login(t, s, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Load(s.URL)
+	if err != nil || rec.Token.ExpiresIn != 29 {
+		t.Fatalf("the stored token's lifetime: %+v, %v; want expires_in 29", rec, err)
+	}
+	c := oauth.NewClient("", "dev", s)
+	for i := range 3 {
+		ts, err := c.TokenSource(context.Background())
+		if err != nil || ts == nil {
+			t.Fatalf("use %d: token source %v, %v", i+1, ts, err)
+		}
+		if tok, err := ts.Token(); err != nil || tok.AccessToken != rec.Token.AccessToken {
+			t.Fatalf("use %d: %v (the login's token: %v)", i+1, err, err == nil && tok.AccessToken == rec.Token.AccessToken)
+		}
+	}
+	if n := srv.Refreshes.Load(); n != 0 {
+		t.Errorf("%d refreshes of a token with most of its life ahead", n)
+	}
+}

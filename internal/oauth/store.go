@@ -52,10 +52,32 @@ func (r *Record) usable() bool {
 	if r == nil || r.Token == nil || r.Token.AccessToken == "" {
 		return false
 	}
-	return r.Token.Expiry.IsZero() || time.Until(r.Token.Expiry) > expiryMargin
+	return r.Token.Expiry.IsZero() || time.Until(r.Token.Expiry) > margin(r.Token)
 }
 
+// expiryMargin is how long before its expiry a token is refreshed, for the
+// trip to the server: at most 30 s, and a quarter of the token's lifetime
+// for tokens that live less than 2 minutes, which a fixed margin would
+// have refreshed at every request (or at once, for one shorter than it).
 const expiryMargin = 30 * time.Second
+
+// margin is the refresh margin of tok: expiryMargin, or a quarter of its
+// lifetime (expires_in) if that is shorter.
+func margin(tok *oauth2.Token) time.Duration {
+	if life := time.Duration(tok.ExpiresIn) * time.Second; life > 0 {
+		return min(expiryMargin, life/4)
+	}
+	return expiryMargin
+}
+
+// noteLifetime sets tok's expires_in from its expiry, just received, when
+// the token response was not JSON (oauth2 keeps expires_in from JSON
+// only): the refresh margin is scaled by it.
+func noteLifetime(tok *oauth2.Token) {
+	if tok.ExpiresIn == 0 && !tok.Expiry.IsZero() {
+		tok.ExpiresIn = int64(time.Until(tok.Expiry).Round(time.Second) / time.Second)
+	}
+}
 
 // Store keeps one token file per server URL in Dir, mode 0600 in a 0700
 // folder, shared by every workbench process of the user. Writes are atomic
@@ -71,11 +93,11 @@ type Store struct {
 // Support/mcp-workbench/oauth on macOS, %AppData%\mcp-workbench\oauth on
 // Windows.
 func DefaultStore() (*Store, error) {
-	dir, err := os.UserConfigDir()
+	dir, err := userfile.ConfigDir("oauth")
 	if err != nil {
-		return nil, fmt.Errorf("finding the folder for login tokens: %w", err)
+		return nil, err
 	}
-	return &Store{Dir: filepath.Join(dir, "mcp-workbench", "oauth")}, nil
+	return &Store{Dir: dir}, nil
 }
 
 // Path is the token file of a server URL: readable host, then a hash of the

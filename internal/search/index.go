@@ -152,6 +152,20 @@ var (
 	// does not join ("personalise", "person").
 	prefixLen    = 5
 	prefixWeight = 0.5
+	// WordNet (wordnet.go): a verb's most frequent sense and its hypernyms
+	// are terms of the verb, in tools and requests alike, so that a
+	// request's verb meets a tool's synonym ("purge", "delete") or the more
+	// general verb ("delete", "remove"). In a request they weigh
+	// wordnetWeight and wordnetHyperWeight of the word. Verbs that
+	// concepts.go knows keep only its concepts. Chosen by cross-validation
+	// over the tuning sets (README, "Tool search").
+	wordnetWeight       = 0.4
+	wordnetHyperWeight  = 0.15
+	wordnetDocHypernyms = true
+	wordnetWithConcepts = false
+	// firstStepWeight is for the concepts of a task's first step
+	// (firstStepGroups) against the word that names the task.
+	firstStepWeight = 0.5
 )
 
 const (
@@ -323,7 +337,7 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 					continue
 				}
 				t := stem(w)
-				if !containsInt32(ix.named[t], sid) {
+				if !slices.Contains(ix.named[t], sid) {
 					ix.named[t] = append(ix.named[t], sid)
 				}
 			}
@@ -472,7 +486,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		for _, t := range q {
 			if !strings.HasPrefix(t.term, "~") {
 				for _, sid := range ix.named[t.term] {
-					if !containsInt32(named, sid) {
+					if !slices.Contains(named, sid) {
 						named = append(named, sid)
 					}
 				}
@@ -481,7 +495,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 		// A word that names every server tells none apart.
 		if len(named) > 0 && len(named) < ix.nServers {
 			for d, s := range scores {
-				if s > 0 && containsInt32(named, ix.server[d]) {
+				if s > 0 && slices.Contains(named, ix.server[d]) {
 					scores[d] = s * (1 + mentionBoost)
 				}
 			}
@@ -508,10 +522,28 @@ func (ix *Index) Search(query string, limit int) []Hit {
 			if ix.deletes[d] && !wantsDelete {
 				s *= 1 - deletePenalty
 			}
-			if words := ix.nameWords[d]; nameCover > 0 && len(words) > 0 {
-				s *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
-			}
 			hits = append(hits, Hit{d, s})
+		}
+	}
+	// The share of a tool's name the request says lifts its score at most
+	// 1 + nameCover times: a tool whose score cannot reach the limit-th
+	// best even so is left out before that share is counted, and before
+	// the sort (what is left is the same; at many tools, much faster).
+	if limit > 0 && len(hits) > limit && nameCover > 0 {
+		kth := kthLargest(hits, limit)
+		kept := hits[:0]
+		for _, h := range hits {
+			if h.Score*(1+nameCover) >= kth {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	if nameCover > 0 {
+		for i, h := range hits {
+			if words := ix.nameWords[h.Doc]; len(words) > 0 {
+				hits[i].Score *= 1 + nameCover*float64(coveredWords(words, qset))/float64(len(words))
+			}
 		}
 	}
 	sort.Slice(hits, func(i, j int) bool {
@@ -526,19 +558,35 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	return hits
 }
 
+// kthLargest is the k-th largest score of hits (k <= len(hits)).
+func kthLargest(hits []Hit, k int) float64 {
+	top := make([]float64, 0, k) // the k largest so far, smallest first
+	for _, h := range hits {
+		i, _ := slices.BinarySearch(top, h.Score)
+		if len(top) < k {
+			top = slices.Insert(top, i, h.Score)
+		} else if i > 0 {
+			// Drop the smallest; the new score goes where it belongs.
+			copy(top[:i-1], top[1:i])
+			top[i-1] = h.Score
+		}
+	}
+	return top[0]
+}
+
 // nearTerms stands in for the words of a request that the index does not know,
 // nor any of their concepts: the index's terms that start with the word's
 // first prefixLen letters ("personalis" for "personalise"), at prefixWeight.
 func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
 	known := map[int]bool{}
 	for _, t := range q {
-		if _, ok := ix.toolT.terms[t.term]; ok {
+		if _, ok := ix.toolT.terms[t.term]; ok && !strings.HasPrefix(t.term, "#") {
 			known[t.slot] = true
 		}
 	}
 	var out []queryTerm
 	for _, t := range q {
-		if known[t.slot] || len(t.term) < prefixLen || strings.HasPrefix(t.term, "~") {
+		if known[t.slot] || len(t.term) < prefixLen || strings.HasPrefix(t.term, "~") || strings.HasPrefix(t.term, "#") {
 			continue
 		}
 		p := t.term[:prefixLen]
@@ -728,15 +776,6 @@ func abbreviation(text string) bool {
 	switch strings.ToLower(text[i+1:]) {
 	case "e.g", "i.e", "etc", "vs", "eg", "ie":
 		return true
-	}
-	return false
-}
-
-func containsInt32(list []int32, v int32) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
 	}
 	return false
 }

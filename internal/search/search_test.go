@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,27 +48,27 @@ func TestTerms(t *testing.T) {
 		t.Errorf("words = %q, want %q", words, want)
 	}
 	for _, c := range []string{"~delete", "~file", "~directory"} {
-		if !containsString(got[n:], c) {
+		if !slices.Contains(got[n:], c) {
 			t.Errorf("concepts %q lack %q", got[n:], c)
 		}
 	}
 	// Phrases with a stop word inside them still name their concept.
 	got, n = terms("log in to the site")
-	if !containsString(got[n:], "~login") {
+	if !slices.Contains(got[n:], "~login") {
 		t.Errorf("concepts of %q lack ~login: %q", "log in to the site", got[n:])
 	}
 	got, n = terms("open a pull request")
-	if !containsString(got[n:], "~pullrequest") {
+	if !slices.Contains(got[n:], "~pullrequest") {
 		t.Errorf("concepts lack ~pullrequest: %q", got[n:])
 	}
 	// Stop words between the words of a phrase are left out...
 	got, n = terms("file a bug")
-	if !containsString(got[n:], "~create") {
+	if !slices.Contains(got[n:], "~create") {
 		t.Errorf("concepts of %q lack ~create: %q", "file a bug", got[n:])
 	}
 	// ...but other words are not.
 	got, n = terms("pull latest request")
-	if containsString(got[n:], "~pullrequest") {
+	if slices.Contains(got[n:], "~pullrequest") {
 		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
 	}
 	if got, _ := terms("the to of and"); len(got) != 0 {
@@ -302,7 +303,7 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"k8s", "kubernetes"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"ado", "devops"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
@@ -336,7 +337,7 @@ func TestQueryTerms(t *testing.T) {
 	if got = queryTermSet("who is on the team"); got["~user"] == 0 {
 		t.Errorf("who: %v", got)
 	}
-	if doc, n := terms("Use this when you need who"); containsString(doc[n:], "~user") || containsString(doc[n:], "~time") {
+	if doc, n := terms("Use this when you need who"); slices.Contains(doc[n:], "~user") || slices.Contains(doc[n:], "~time") {
 		t.Errorf("a description's question words named concepts: %q", doc[n:])
 	}
 	// The words of a later step weigh less.
@@ -357,6 +358,14 @@ func TestClauses(t *testing.T) {
 		{"check logs; restart the pod", []string{"check logs;", "restart the pod"}},
 		{"read this and that", []string{"read this and that"}},
 		{"then", []string{"then"}},
+		{"deploy the app, but first run the tests", []string{"but first run the tests", "deploy the app,"}},
+		{"deploy the app; first run the tests", []string{"first run the tests", "deploy the app;"}},
+		{"deploy the app after running the tests", []string{"after running the tests", "deploy the app"}},
+		{"after running the tests, deploy the app", []string{"after running the tests,", "deploy the app"}},
+		{"which calls did the app make after I hit save", []string{"which calls did the app make after I hit save"}},
+		{"add a column so that the form can save phones", []string{"add a column", "so that the form can save phones"}},
+		{"add a column in order to save phones", []string{"add a column", "in order to save phones"}},
+		{"check the logs. Then restart the pod", []string{"check the logs.", "Then restart the pod"}},
 	} {
 		if got := clauses(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("clauses(%q) = %q, want %q", tc.in, got, tc.want)
@@ -522,5 +531,61 @@ func TestUnknownWordsFindTheirPrefix(t *testing.T) {
 	// "personalise" is not in the index, "person" is.
 	if got := names(docs, ix.Search("personalise the answers", 1)); !reflect.DeepEqual(got, []string{"tune_answers"}) {
 		t.Errorf("found %v first, want tune_answers", got)
+	}
+}
+
+func TestWordnetJoinsVerbs(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("show_panel", "Show a panel.")},
+		{Server: "s", Tool: tool("conceal_panel", "Conceal a panel.")},
+		{Server: "s", Tool: tool("copy_record", "Copy a record.")},
+		{Server: "s", Tool: tool("mend_record", "Mend a record.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// "hide" and "conceal" share WordNet's first sense of each.
+		{"hide the panel", "conceal_panel"},
+		// "repair" and "mend" too, and neither is in concepts.go.
+		{"repair a record", "mend_record"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+	// A verb's hypernym: to invoice is to bill.
+	e, h := wordnet()[stem("invoice")], wordnet()[stem("bill")]
+	if len(e.hypernyms) == 0 || len(h.senses) == 0 || !slices.Contains(e.hypernyms, h.senses[0]) {
+		t.Errorf("WordNet: invoice %v, bill %v: want bill's sense among invoice's hypernyms", e, h)
+	}
+}
+
+func TestTasksFindTheirFirstStep(t *testing.T) {
+	docs := []Doc{
+		{Server: "s", Tool: tool("stop_service", "Stop a service.")},
+		{Server: "s", Tool: tool("service_logs", "Read the logs of a service.")},
+		{Server: "s", Tool: tool("library_info", "Information about a library.")},
+		{Server: "s", Tool: tool("library_docs", "Documentation of a library.")},
+	}
+	ix := NewIndex(docs)
+	for _, tc := range []struct{ query, want string }{
+		// Finding out why starts with the logs.
+		{"find out why the service is broken", "service_logs"},
+		// An upgrade starts with the library's documentation.
+		{"upgrade the library", "library_docs"},
+	} {
+		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
+			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestADONamesAzureDevOps(t *testing.T) {
+	docs := []Doc{
+		{Toolbox: "code", Server: "github", Tool: tool("list_teams", "List the teams of an organization.")},
+		{Toolbox: "work", Server: "azure-devops", Tool: tool("list_teams", "List the teams of a project.")},
+	}
+	ix := NewIndex(docs)
+	if got := ix.Search("ADO: which teams are there", 1); len(got) != 1 || got[0].Doc != 1 {
+		t.Errorf("found %v first, want the Azure DevOps tool", got)
 	}
 }

@@ -122,7 +122,8 @@ var abbreviations = map[string]string{
 	"org":  "organization", "orgs": "organizations",
 	"pic": "picture", "pics": "pictures",
 	"img": "image", "imgs": "images",
-	"doc": "documentation", "docs": "documentation",
+	"doc": "document", "docs": "documentation",
+	"ado": "devops", // Azure DevOps
 }
 
 // stem reduces an English word to its stem; words that are not plain ASCII
@@ -378,32 +379,79 @@ func queryTerms(query string) []queryTerm {
 	return out
 }
 
-// clauses cuts a request into its steps, at the words that chain steps
-// ("and then", "then", "so", "before", ";"): the first step is what the
-// request needs first, the later ones what it is for.
+// clauses cuts a request into its steps, in the order they are done: at
+// the words that chain steps ("and then", "then", "so", "so that", "in
+// order to", "before", ";"), and it puts first a step that the request says
+// comes first although written later ("deploy it, but first run the tests",
+// "deploy after running the tests", "after running the tests, deploy").
+// The first step is what the request needs first, the later ones what it is
+// for.
 func clauses(query string) []string {
 	fields := strings.Fields(query)
-	var out []string
-	start := 0
+	type step struct {
+		from, to int
+		first    bool // said to come first
+	}
+	var steps []step
+	start, first := 0, false
+	lower := func(i int) string {
+		if i < 0 || i >= len(fields) {
+			return ""
+		}
+		return strings.ToLower(strings.Trim(fields[i], ",.!?:"))
+	}
+	comma := func(i int) bool { return i >= 0 && strings.HasSuffix(fields[i], ",") }
 	for i, f := range fields {
-		lf := strings.ToLower(strings.Trim(f, ",.!?"))
-		cut := -1 // the field at which the next clause starts
+		lf := lower(i)
+		cut, nextFirst := -1, false // the field at which the next clause starts
 		switch {
-		case strings.HasSuffix(f, ";"):
+		case strings.HasSuffix(f, ";") || strings.HasSuffix(f, "."):
 			cut = i + 1
-		case lf == "then" && i > 0 && strings.ToLower(fields[i-1]) == "and":
+		case comma(i) && first && start == 0:
+			// "after running the tests, deploy": the step said first ends
+			// at its comma.
+			cut = i + 1
+		case lf == "then" && i > 0 && lower(i-1) == "and":
 			// Cut already at "and".
 		case lf == "then" || lf == "so" || lf == "before" || lf == "afterwards":
 			cut = i
-		case lf == "and" && i+1 < len(fields) && strings.ToLower(fields[i+1]) == "then":
+		case lf == "and" && lower(i+1) == "then":
 			cut = i
+		case lf == "in" && lower(i+1) == "order" && lower(i+2) == "to":
+			cut = i
+		case lf == "after" && strings.HasSuffix(lower(i+1), "ing"):
+			// "after running the tests": a step, not a time ("after I hit
+			// save").
+			if i == 0 {
+				first = true
+			} else {
+				cut, nextFirst = i, true
+			}
+		case lf == "first" && i > 0 && (lower(i-1) == "but" || comma(i-1) || strings.HasSuffix(fields[i-1], ";")):
+			cut, nextFirst = i, true
+			if lower(i-1) == "but" {
+				cut = i - 1
+			}
 		}
 		if cut > start && cut < len(fields) {
-			out = append(out, strings.Join(fields[start:cut], " "))
-			start = cut
+			steps = append(steps, step{start, cut, first})
+			start, first = cut, nextFirst
+		} else if nextFirst {
+			first = true
 		}
 	}
-	return append(out, strings.Join(fields[start:], " "))
+	steps = append(steps, step{start, len(fields), first})
+	// The steps said to come first, then the others, each in the order
+	// written.
+	out := make([]string, 0, len(steps))
+	for _, want := range []bool{true, false} {
+		for _, s := range steps {
+			if s.first == want {
+				out = append(out, strings.Join(fields[s.from:s.to], " "))
+			}
+		}
+	}
+	return out
 }
 
 // clauseTerms returns the terms of one clause and its number of words.
@@ -446,6 +494,18 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		out = append(out, queryTerm{s, w, i})
 		for _, t := range concepts[s] {
 			out = append(out, queryTerm{t, w * conceptWeight, i})
+		}
+		for _, t := range firstSteps[s] {
+			out = append(out, queryTerm{t, w * firstStepWeight, i})
+		}
+		if useWordnet(s) {
+			e := wordnet()[s]
+			for _, t := range e.senses {
+				out = append(out, queryTerm{t, w * wordnetWeight, i})
+			}
+			for _, t := range e.hypernyms {
+				out = append(out, queryTerm{t, w * wordnetHyperWeight, i})
+			}
 		}
 	}
 	return out, len(words)

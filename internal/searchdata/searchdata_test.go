@@ -421,3 +421,180 @@ func TestChecksCatchBadData(t *testing.T) {
 		t.Errorf("a later set repeating an earlier query: problems %q, want one naming later.json[1] and earlier.json[0]", problems)
 	}
 }
+
+// The published sets in public/: their tools, where they come from and
+// under which license, and their requests.
+var publicSets = []struct{ tools, queries, license string }{
+	{"public/azure-tools.json", "public/azure-queries.json", "public/LICENSE.microsoft-mcp"},
+	{"public/mcpproxy-tools.json", "public/mcpproxy-queries.json", "public/LICENSE.mcpproxy-go"},
+}
+
+// checkPublicSet checks one published set and returns every problem found,
+// each naming the file and the entry.
+func checkPublicSet(toolsFile string, toolsData []byte, queriesFile string, queriesData []byte) []string {
+	var problems []string
+	bad := func(file, format string, args ...any) {
+		problems = append(problems, file+": "+fmt.Sprintf(format, args...))
+	}
+	type server struct {
+		Server string `json:"server"`
+		Tools  []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"tools"`
+	}
+	var doc struct {
+		server
+		Source  string   `json:"source"`
+		Commit  string   `json:"commit"`
+		License string   `json:"license"`
+		Servers []server `json:"servers"`
+	}
+	if err := json.Unmarshal(toolsData, &doc); err != nil {
+		bad(toolsFile, "not a tool list: %v", err)
+		return problems
+	}
+	if doc.Source == "" || doc.License == "" {
+		bad(toolsFile, "source and license must say where the tools come from")
+	}
+	if len(doc.Commit) != 40 || strings.Trim(doc.Commit, "0123456789abcdef") != "" {
+		bad(toolsFile, "commit %q is not a full commit hash", doc.Commit)
+	}
+	servers := doc.Servers
+	if doc.Server != "" {
+		servers = append(servers, doc.server)
+	}
+	known := map[string]bool{}
+	for _, s := range servers {
+		if s.Server == "" || len(s.Tools) == 0 {
+			bad(toolsFile, "a server without a name or tools")
+		}
+		for i, t := range s.Tools {
+			key := s.Server + "/" + t.Name
+			switch {
+			case t.Name == "":
+				bad(toolsFile, "%s tools[%d]: no name", s.Server, i)
+			case known[key]:
+				bad(toolsFile, "%s listed twice", key)
+			}
+			known[key] = true
+		}
+	}
+	var queries []struct {
+		Query  string   `json:"query"`
+		Expect []string `json:"expect"`
+		Split  string   `json:"split"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(queriesData))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&queries); err != nil {
+		bad(queriesFile, "not a request list: %v", err)
+		return problems
+	}
+	seen := map[string]int{}
+	halves := map[string]int{}
+	for i, q := range queries {
+		if strings.TrimSpace(q.Query) == "" {
+			bad(queriesFile, "[%d]: no query", i)
+		}
+		if j, ok := seen[normalize(q.Query)]; ok {
+			bad(queriesFile, "[%d]: same query as [%d]", i, j)
+		}
+		seen[normalize(q.Query)] = i
+		if len(q.Expect) == 0 {
+			bad(queriesFile, "[%d]: expect names no tool", i)
+		}
+		for _, e := range q.Expect {
+			if !known[e] {
+				bad(queriesFile, "[%d]: %q is no tool of %s", i, e, toolsFile)
+			}
+		}
+		if q.Split != "tune" && q.Split != "held-out" {
+			bad(queriesFile, "[%d]: split %q is neither tune nor held-out", i, q.Split)
+		}
+		halves[q.Split]++
+	}
+	if halves["tune"] == 0 || halves["held-out"] == 0 {
+		bad(queriesFile, "a half is empty (tune %d, held-out %d)", halves["tune"], halves["held-out"])
+	}
+	return problems
+}
+
+func TestPublicSets(t *testing.T) {
+	for _, p := range publicSets {
+		tools, err := os.ReadFile(filepath.Join(dataDir, p.tools))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries, err := os.ReadFile(filepath.Join(dataDir, p.queries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, problem := range checkPublicSet(p.tools, tools, p.queries, queries) {
+			t.Error(problem)
+		}
+		if lic, err := os.ReadFile(filepath.Join(dataDir, p.license)); err != nil || !strings.Contains(string(lic), "Permission is hereby granted") {
+			t.Errorf("%s: the source's license text is missing (%v)", p.license, err)
+		}
+	}
+	good := `{"source": "x", "commit": "0123456789012345678901234567890123456789", "license": "MIT", "server": "s", "tools": [{"name": "a"}]}`
+	for _, c := range []struct{ name, tools, queries, want string }{
+		{"good", good, `[{"query": "q", "expect": ["s/a"], "split": "tune"}, {"query": "r", "expect": ["s/a"], "split": "held-out"}]`, ""},
+		{"unknown tool", good, `[{"query": "q", "expect": ["s/b"], "split": "tune"}, {"query": "r", "expect": ["s/a"], "split": "held-out"}]`, `"s/b" is no tool`},
+		{"no split", good, `[{"query": "q", "expect": ["s/a"]}, {"query": "r", "expect": ["s/a"], "split": "held-out"}]`, "neither tune nor held-out"},
+		{"one half", good, `[{"query": "q", "expect": ["s/a"], "split": "tune"}]`, "a half is empty"},
+		{"repeat", good, `[{"query": "Q", "expect": ["s/a"], "split": "tune"}, {"query": "q", "expect": ["s/a"], "split": "held-out"}]`, "same query as [0]"},
+		{"short commit", `{"source": "x", "commit": "0123", "license": "MIT", "server": "s", "tools": [{"name": "a"}]}`, `[{"query": "q", "expect": ["s/a"], "split": "tune"}, {"query": "r", "expect": ["s/a"], "split": "held-out"}]`, "not a full commit hash"},
+	} {
+		problems := strings.Join(checkPublicSet("t.json", []byte(c.tools), "q.json", []byte(c.queries)), "\n")
+		if c.want == "" && problems != "" || !strings.Contains(problems, c.want) {
+			t.Errorf("%s: problems %q, want %q", c.name, problems, c.want)
+		}
+	}
+}
+
+// TestFirstActionPhrasings checks queries-firstaction.json: each goal is a
+// first-step request of the dev or held-out set, with its tools, beside the
+// same task written as its first action.
+func TestFirstActionPhrasings(t *testing.T) {
+	firstSteps := map[string][]string{}
+	for _, f := range []string{"queries-dev.json", "queries-heldout.json"} {
+		for _, q := range loadQueries(t, f) {
+			if q.Kind == "first-step" {
+				firstSteps[q.Query] = q.Expect
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, "queries-firstaction.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []struct {
+		Goal   string   `json:"goal"`
+		Action string   `json:"action"`
+		Expect []string `json:"expect"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pairs); err != nil {
+		t.Fatalf("queries-firstaction.json: %v", err)
+	}
+	actions := map[string]bool{}
+	for i, p := range pairs {
+		want, ok := firstSteps[p.Goal]
+		switch {
+		case !ok:
+			t.Errorf("queries-firstaction.json[%d]: goal %q is no first-step request of dev or held-out", i, p.Goal)
+		case !slices.Equal(want, p.Expect):
+			t.Errorf("queries-firstaction.json[%d]: expect %v, but the request expects %v", i, p.Expect, want)
+		}
+		if strings.TrimSpace(p.Action) == "" || actions[normalize(p.Action)] {
+			t.Errorf("queries-firstaction.json[%d]: action %q is empty or repeated", i, p.Action)
+		}
+		actions[normalize(p.Action)] = true
+		delete(firstSteps, p.Goal)
+	}
+	if len(firstSteps) > 0 {
+		t.Errorf("queries-firstaction.json lacks %d first-step requests of dev and held-out", len(firstSteps))
+	}
+}

@@ -6,6 +6,7 @@ package serverproc
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,6 +112,9 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		stderrDone: make(chan struct{}),
 		stderr:     newStderrForwarder(prefix, stderr),
 	}
+	if usesNPXCache(PackageRunner(cfg.Command, cfg.Args)) {
+		p.stderr.npx = &npxScan{}
+	}
 	p.wd.Watch(group.ID())
 	junk := func(line []byte) {
 		p.Note("stdout line is not JSON-RPC, ignored: " + Clip(string(line), 200))
@@ -180,6 +184,12 @@ func (p *Process) Stdin() io.WriteCloser { return p.stdin }
 // decides what it means, and reads on.
 func (p *Process) ReadLine() ([]byte, error) { return p.stdout.next() }
 
+// LimitLines lets limit lower the length limit of a long line once its
+// top-level id is known (see [frame.Reader.LimitFor]): a tool list is
+// refused by its own bound as it comes, not once read whole. Call it
+// before the first ReadLine.
+func (p *Process) LimitLines(limit func(id json.RawMessage) int) { p.stdout.r.LimitFor = limit }
+
 // Exited is closed once the child has exited and been waited for.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
@@ -202,6 +212,16 @@ func (p *Process) FinalWords(wait time.Duration) string {
 	}
 	return p.stderr.lastWords()
 }
+
+// BrokenNPXEntry returns the npx cache entry (a _npx/<hash> folder) that
+// the server's stderr says is broken — a module or package not found, in
+// a path inside it — or "". Only npx's servers are watched for it.
+func (p *Process) BrokenNPXEntry() string { return p.stderr.brokenNPXEntry() }
+
+// HasChild reports whether the server's command has a child process
+// alive, and whether that can be told on this system (see
+// [proctree.Group.HasChild]).
+func (p *Process) HasChild() (has, known bool) { return p.group.HasChild() }
 
 // ExitDescription says how the child ended, for error messages.
 func (p *Process) ExitDescription() string {

@@ -31,6 +31,8 @@ type stderrForwarder struct {
 	windowStart time.Time
 	inWindow    int
 	dropped     int
+	// npx, when set, looks at every line for a broken npx cache entry.
+	npx *npxScan
 }
 
 func newStderrForwarder(prefix string, out io.Writer) *stderrForwarder {
@@ -68,6 +70,9 @@ func (f *stderrForwarder) line(s string) {
 			f.tail = append(f.tail[:0], f.tail[1:]...)
 		}
 		f.tail = append(f.tail, s)
+		if f.npx != nil {
+			f.npx.line(s)
+		}
 	}
 	now := time.Now()
 	if now.Sub(f.windowStart) >= time.Second {
@@ -112,6 +117,17 @@ func (f *stderrForwarder) writeLocked(s string) {
 	buf = append(buf, s...)
 	buf = append(buf, '\n')
 	_, _ = f.out.Write(buf)
+}
+
+// brokenNPXEntry is the npx cache entry the lines so far say is broken,
+// or "".
+func (f *stderrForwarder) brokenNPXEntry() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.npx == nil {
+		return ""
+	}
+	return f.npx.broken()
 }
 
 // lastWords returns the last lines the server wrote to stderr, joined for

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,11 @@ const (
 // MaxLine bounds a handshake line (the JSON and its newline): a hello
 // carries a session's environment, which is large but never this large.
 const MaxLine = 1 << 20
+
+// MaxLog is the size past which a shared workbench's log is moved aside
+// (to its name with ".1") when the next one starts, and which a running
+// one keeps its log under (see the daemon's log rotation).
+const MaxLog = 4 << 20
 
 // maxSocketPath keeps a margin below the longest path a Unix socket
 // takes: 104 bytes on macOS and the BSDs, 108 on Linux, the terminating
@@ -152,6 +158,12 @@ func SocketPath(dir, config, version string) (string, error) {
 	return path, nil
 }
 
+// LogPath is the log of the shared workbench listening at sock: its name
+// with .log for .sock, beside it.
+func LogPath(sock string) string {
+	return strings.TrimSuffix(sock, filepath.Ext(sock)) + ".log"
+}
+
 // Sockets lists the wb-*.sock files in dir, sorted.
 func Sockets(dir string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "wb-*.sock"))
@@ -214,23 +226,27 @@ func ReadLine(r *bufio.Reader, v any) error {
 // lock path+".lock" (so that two clients start one daemon), dials again in
 // case another client started one meanwhile, and if still none answers
 // calls start once, then dials with a short back-off until the daemon
-// answers. Every wait is bounded by ctx.
-func DialOrStart(ctx context.Context, path string, start func() error) (net.Conn, error) {
+// answers. start returns a channel that gets an error when the process it
+// started ends (nil: it cannot tell): a daemon that exits without
+// answering (its configuration turned invalid, its socket path taken)
+// ends the wait at once, with why. Every wait is bounded by ctx.
+func DialOrStart(ctx context.Context, path string, start func() (exited <-chan error, err error)) (net.Conn, error) {
 	if c, err := Dial(ctx, path); err == nil || !absent(err) {
 		return c, err
 	}
-	unlock, err := userfile.Lock(ctx, path+".lock")
+	release, err := userfile.LockRemovable(ctx, path+".lock")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("another mcp-workbench is starting the shared workbench at %s, and it did not answer in time", path)
 		}
 		return nil, fmt.Errorf("taking the lock %s: %w", path+".lock", err)
 	}
-	defer unlock()
+	defer release(false)
 	if c, err := Dial(ctx, path); err == nil || !absent(err) {
 		return c, err
 	}
-	if err := start(); err != nil {
+	exited, err := start()
+	if err != nil {
 		return nil, fmt.Errorf("starting the shared workbench for %s: %w", path, err)
 	}
 	wait := 5 * time.Millisecond
@@ -246,9 +262,30 @@ func DialOrStart(ctx context.Context, path string, start func() error) (net.Conn
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("the shared workbench started for %s did not answer in time (%v)", path, cmp.Or(last, err))
+		case why := <-exited:
+			// It may have left because another one answers there.
+			if c, err := Dial(ctx, path); err == nil {
+				return c, nil
+			}
+			return nil, fmt.Errorf("the shared workbench started for %s ended without answering: %w", path, why)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// RemoveLocks removes the lock files of the daemon at path that no one
+// holds: what a daemon does as it exits, so that it leaves nothing behind
+// but its log. (Each lock is taken with [userfile.LockRemovable], which
+// copes with a holder removing it.)
+func RemoveLocks(path string) {
+	for _, lock := range []string{path + ".listen.lock", path + ".lock"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		release, err := userfile.LockRemovable(ctx, lock)
+		cancel()
+		if err == nil {
+			release(true)
+		}
 	}
 }
 

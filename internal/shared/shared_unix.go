@@ -10,8 +10,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
@@ -31,11 +34,11 @@ func Listen(path string, opts ListenOptions) (net.Listener, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	unlock, err := userfile.Lock(ctx, path+".listen.lock")
+	release, err := userfile.LockRemovable(ctx, path+".listen.lock")
 	if err != nil {
 		return nil, fmt.Errorf("taking the lock %s: %w", path+".listen.lock", err)
 	}
-	defer unlock()
+	defer release(false)
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
 			return nil, fmt.Errorf("%s is not a socket; remove it to share a workbench there", path)
@@ -143,17 +146,29 @@ func cause(err error) error {
 // StartDetached starts exe with args and env (nil: this process's) as a
 // background process: a session of its own (no terminal, no signal meant
 // for the starter's process group), stdin /dev/null, stdout and stderr
-// appended to logPath (made 0600). It returns once the process has
+// appended to logPath (made 0600; a log past [MaxLog] is first moved to
+// logPath+".1", replacing the one there). It returns once the process has
 // started, and reaps it on a goroutine so that it leaves no zombie while
-// the starter lives.
-func StartDetached(exe string, args, env []string, logPath string) error {
+// the starter lives. exited gets one error when the process ends: its
+// exit status and the end of what it wrote to the log, which say why a
+// daemon that should have kept running did not.
+func StartDetached(exe string, args, env []string, logPath string) (exited <-chan error, err error) {
+	if fi, err := os.Lstat(logPath); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxLog {
+		if err := os.Rename(logPath, logPath+".1"); err != nil {
+			return nil, fmt.Errorf("moving the log %s aside: %w", logPath, err)
+		}
+	}
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return fmt.Errorf("opening the log %s: %w", logPath, err)
+		return nil, fmt.Errorf("opening the log %s: %w", logPath, err)
 	}
 	defer log.Close()
 	if err := log.Chmod(0o600); err != nil {
-		return fmt.Errorf("making the log %s private: %w", logPath, err)
+		return nil, fmt.Errorf("making the log %s private: %w", logPath, err)
+	}
+	var from int64 // where this process's lines begin
+	if fi, err := log.Stat(); err == nil {
+		from = fi.Size()
 	}
 	if env == nil {
 		env = os.Environ()
@@ -165,8 +180,68 @@ func StartDetached(exe string, args, env []string, logPath string) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", exe, err)
+		return nil, fmt.Errorf("starting %s: %w", exe, err)
 	}
-	go func() { _ = cmd.Wait() }()
-	return nil
+	ch := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		status := "it exited with status 0"
+		if err != nil {
+			status = "it exited: " + err.Error()
+		}
+		if tail := logTail(logPath, from); tail != "" {
+			status += "; its log ends: " + tail
+		}
+		ch <- errors.New(status)
+	}()
+	return ch, nil
+}
+
+// logTail is the last lines written to the log at path from offset from
+// on, at most 2 KiB, on one line.
+func logTail(path string, from int64) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= from {
+		return ""
+	}
+	const limit = 2 << 10
+	from = max(from, fi.Size()-limit)
+	b := make([]byte, fi.Size()-from)
+	n, _ := f.ReadAt(b, from)
+	return strings.Join(strings.Fields(string(b[:n])), " ")
+}
+
+// RotateLog keeps the log of a daemon started by [StartDetached] under
+// [MaxLog]: when this process's stderr is the file at path and it has
+// grown past MaxLog, the file moves to path+".1" (replacing the one there)
+// and stdout and stderr go to a new file at path from then on. Every line
+// lands in one file or the other: the move is a rename, the switch dup2.
+// It reports whether it rotated.
+func RotateLog(path string) (bool, error) {
+	fi, err := os.Stderr.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() <= MaxLog {
+		return false, nil
+	}
+	if li, err := os.Lstat(path); err != nil || !os.SameFile(fi, li) {
+		return false, nil // its output goes elsewhere
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		return false, fmt.Errorf("moving the log %s aside: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("opening a new log %s: %w", path, err)
+	}
+	defer f.Close()
+	for _, fd := range []int{1, 2} {
+		if err := unix.Dup2(int(f.Fd()), fd); err != nil {
+			return false, fmt.Errorf("writing to the new log %s: %w", path, err)
+		}
+	}
+	return true, nil
 }

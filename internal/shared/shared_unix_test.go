@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(clientVar) == "1" {
 		os.Exit(client())
 	}
+	if path := os.Getenv(rotateVar); path != "" {
+		os.Exit(rotating(path))
+	}
 	os.Exit(m.Run())
 }
 
@@ -83,7 +86,7 @@ func client() int {
 	env := append(os.Environ(), daemonVar+"=1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := DialOrStart(ctx, path, func() error {
+	c, err := DialOrStart(ctx, path, func() (<-chan error, error) {
 		return StartDetached(os.Args[0], []string{"-test.run=^$"}, env, path+".log")
 	})
 	if err != nil {
@@ -267,7 +270,7 @@ func TestListenChecksPeerUser(t *testing.T) {
 
 // daemonSetup returns where a test daemon listens, its state folder, and a
 // start function that starts one detached, counting the calls.
-func daemonSetup(t *testing.T) (path, state string, start func() error, starts *atomic.Int32) {
+func daemonSetup(t *testing.T) (path, state string, start func() (<-chan error, error), starts *atomic.Int32) {
 	t.Helper()
 	dir := shortDir(t)
 	path = filepath.Join(dir, "wb-d.sock")
@@ -281,7 +284,7 @@ func daemonSetup(t *testing.T) (path, state string, start func() error, starts *
 	}
 	env := append(os.Environ(), daemonVar+"=1", "WB_TEST_SOCKET="+path, "WB_TEST_STATE="+state, treeVar+"=starter-tag.1")
 	starts = new(atomic.Int32)
-	start = func() error {
+	start = func() (<-chan error, error) {
 		starts.Add(1)
 		return StartDetached(exe, []string{"-test.run=^$"}, env, filepath.Join(dir, "daemon.log"))
 	}
@@ -386,7 +389,7 @@ func TestDialOrStartStartsOneDaemon(t *testing.T) {
 	}
 
 	// Once it runs, a client dials it without starting anything.
-	c, err := DialOrStart(ctx, path, func() error { t.Error("start called with a daemon running"); return nil })
+	c, err := DialOrStart(ctx, path, func() (<-chan error, error) { t.Error("start called with a daemon running"); return nil, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,14 +434,14 @@ func TestDialOrStartFailures(t *testing.T) {
 	path := filepath.Join(dir, "wb-f.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := DialOrStart(ctx, path, func() error { return errors.New("no such program") })
+	_, err := DialOrStart(ctx, path, func() (<-chan error, error) { return nil, errors.New("no such program") })
 	if err == nil || !strings.Contains(err.Error(), "starting the shared workbench") || !strings.Contains(err.Error(), "no such program") || !strings.Contains(err.Error(), path) {
 		t.Errorf("a failed start: %v", err)
 	}
 
 	short, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel2()
-	_, err = DialOrStart(short, path, func() error { return nil })
+	_, err = DialOrStart(short, path, func() (<-chan error, error) { return nil, nil })
 	if err == nil || !strings.Contains(err.Error(), "did not answer in time") || !strings.Contains(err.Error(), path) {
 		t.Errorf("a daemon that never answers: %v", err)
 	}
@@ -451,9 +454,103 @@ func TestDialOrStartFailures(t *testing.T) {
 	defer unlock()
 	short3, cancel3 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel3()
-	_, err = DialOrStart(short3, path, func() error { t.Error("start called without the lock"); return nil })
+	_, err = DialOrStart(short3, path, func() (<-chan error, error) { t.Error("start called without the lock"); return nil, nil })
 	if err == nil || !strings.Contains(err.Error(), "another mcp-workbench is starting") {
 		t.Errorf("waiting for the lock: %v", err)
+	}
+}
+
+// A daemon that exits without answering ends DialOrStart when it exits,
+// with its exit status and the end of its log, not when ctx ends.
+func TestDialOrStartDaemonExitsAtOnce(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, "wb-x.sock")
+	if err := os.WriteFile(path, []byte("not a socket"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), daemonVar+"=1", "WB_TEST_SOCKET="+path)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	_, err := DialOrStart(ctx, path, func() (<-chan error, error) {
+		return StartDetached(os.Args[0], []string{"-test.run=^$"}, env, filepath.Join(dir, "daemon.log"))
+	})
+	for _, want := range []string{"ended without answering", "exit status 1", "is not a socket", path} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a daemon that exits at once: %v; want %q", err, want)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Error("DialOrStart waited for its context to end")
+	}
+}
+
+// The test binary re-executed with rotateVar set to its log's path writes
+// "started", WB_TEST_LOG_BYTES bytes of x, rotates its log and writes
+// "after" to stdout and stderr.
+const rotateVar = "WB_TEST_ROTATE"
+
+func rotating(path string) int {
+	fmt.Fprintln(os.Stderr, "started")
+	n, _ := strconv.Atoi(os.Getenv("WB_TEST_LOG_BYTES"))
+	if _, err := os.Stderr.Write(bytes.Repeat([]byte("x"), n)); err != nil {
+		return 1
+	}
+	if _, err := RotateLog(path); err != nil {
+		fmt.Fprintln(os.Stderr, "rotate:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stdout, "after")
+	fmt.Fprintln(os.Stderr, "after")
+	return 0
+}
+
+// A daemon's log stays under MaxLog: a log past it is moved aside when the
+// next daemon starts, and a running daemon's RotateLog moves it aside and
+// goes on writing to a new one, losing no line.
+func TestDaemonLogIsRotated(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, "wb-r.log")
+	run := func(logBytes int) {
+		t.Helper()
+		env := append(os.Environ(), rotateVar+"="+path, "WB_TEST_LOG_BYTES="+strconv.Itoa(logBytes))
+		exited, err := StartDetached(os.Args[0], []string{"-test.run=^$"}, env, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case why := <-exited:
+			if !strings.Contains(why.Error(), "status 0") {
+				t.Fatalf("the logging process: %v", why)
+			}
+		case <-time.After(5 * time.Minute):
+			t.Fatal("the logging process did not exit")
+		}
+	}
+	read := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	old := strings.Repeat("o", MaxLog+1)
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(10) // small: it does not rotate itself
+	if got := read(path); got != "started\n"+strings.Repeat("x", 10)+"after\nafter\n" {
+		t.Errorf("the log after a start with a big old one: %.100q", got)
+	}
+	if got := read(path + ".1"); got != old {
+		t.Errorf("the old log was not moved aside: %d bytes", len(got))
+	}
+	run(MaxLog + 1) // past MaxLog: it rotates
+	if got := read(path); got != "after\nafter\n" {
+		t.Errorf("the new log: %.100q", got)
+	}
+	if got, want := read(path+".1"), "started\n"+strings.Repeat("x", 10)+"after\nafter\nstarted\n"+strings.Repeat("x", MaxLog+1); got != want {
+		t.Errorf("the rotated log: %d bytes, want %d", len(got), len(want))
 	}
 }
 
@@ -527,7 +624,7 @@ func TestDaemonOutlivesItsStarter(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := DialOrStart(ctx, path, func() error { t.Error("start called with a daemon running"); return nil })
+	c, err := DialOrStart(ctx, path, func() (<-chan error, error) { t.Error("start called with a daemon running"); return nil, nil })
 	if err != nil {
 		t.Fatal(err)
 	}

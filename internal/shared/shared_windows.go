@@ -19,4 +19,9 @@ func Listen(path string, opts ListenOptions) (net.Listener, error) { return nil,
 func Dial(ctx context.Context, path string) (net.Conn, error) { return nil, errWindows }
 
 // StartDetached is not supported on Windows.
-func StartDetached(exe string, args, env []string, logPath string) error { return errWindows }
+func StartDetached(exe string, args, env []string, logPath string) (<-chan error, error) {
+	return nil, errWindows
+}
+
+// RotateLog has nothing to do on Windows, where no daemon runs.
+func RotateLog(path string) (bool, error) { return false, nil }

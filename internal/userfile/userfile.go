@@ -49,6 +49,43 @@ func WriteAtomic(path, tempPattern string, data []byte) (err error) {
 // release. The lock is the operating system's (flock, LockFileEx): it goes
 // with the process, so a workbench that dies holds nothing.
 func Lock(ctx context.Context, path string) (unlock func(), err error) {
+	f, err := lockFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return func() { unlockFile(f); f.Close() }, nil
+}
+
+// LockRemovable is [Lock] for a lock file that its holder may remove, so
+// that it leaves nothing behind: once locked, it checks that path still
+// names the file it locked (a holder may have removed it meanwhile), and
+// takes the new one if not. Every process that takes the lock must take
+// it so. release unlocks; with remove set it removes the file first.
+func LockRemovable(ctx context.Context, path string) (release func(remove bool), err error) {
+	for {
+		f, err := lockFile(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		held, err1 := f.Stat()
+		named, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return func(remove bool) {
+				if remove {
+					_ = os.Remove(path)
+				}
+				unlockFile(f)
+				f.Close()
+			}, nil
+		}
+		unlockFile(f)
+		f.Close()
+	}
+}
+
+// lockFile opens the lock file at path (made, mode 0600, if need be) and
+// takes its lock, waiting until ctx ends.
+func lockFile(ctx context.Context, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
@@ -60,7 +97,7 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 			return nil, err
 		}
 		if ok {
-			return func() { unlockFile(f); f.Close() }, nil
+			return f, nil
 		}
 		select {
 		case <-ctx.Done():

@@ -1,13 +1,12 @@
 package workbench
 
+//lint:file-ignore SA1019 roots and sampling are deprecated from 2026-07-28 on, but hosts and servers of the 2025 protocols still use them, and the workbench relays what they use.
+
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -22,8 +21,7 @@ import (
 // roots/list), at any time; a host on the 2026-07-28 protocol takes no
 // requests from servers: during a use_tool call, the call's result becomes
 // input_required and the host's retry answers (roundtrip.go); outside a
-// call, roots/list is answered with the session's folder and anything else
-// is refused.
+// call nothing is passed, roots/list included.
 
 // HostCapabilities returns the capabilities the workbench relays to its
 // servers: those its host declared, at initialize or, on the 2026-07-28
@@ -73,9 +71,8 @@ func (w *Workbench) Ask(ctx context.Context, method string, params json.RawMessa
 		ctx, cancel = context.WithTimeout(ctx, holdFor)
 		defer cancel()
 	} else {
-		if method == downstream.MethodListRoots {
-			return json.Marshal(&mcp.ListRootsResult{Roots: w.defaultRoots()})
-		}
+		// Not even roots/list: a server keeps what it was given (a
+		// filesystem server its folders), as it would with this host.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the host uses the 2026-07-28 protocol, which takes a server's " + method + " only during a call of one of its tools"}
 	}
 	switch method {
@@ -160,20 +157,6 @@ func canAnswer(caps *mcp.ClientCapabilities, method string, params json.RawMessa
 	return nil
 }
 
-// defaultRoots is what a server that asks for roots gets when the host
-// cannot be asked: the session's folder.
-func (w *Workbench) defaultRoots() []*mcp.Root {
-	dir := w.cwd
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	if dir == "" {
-		return []*mcp.Root{}
-	}
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}
-	return []*mcp.Root{{URI: u.String(), Name: filepath.Base(dir)}}
-}
-
 // ElicitationComplete passes a server's notifications/elicitation/complete
 // (the end of a URL-mode elicitation) on to a host that takes it.
 func (w *Workbench) ElicitationComplete(ctx context.Context, p *mcp.ElicitationCompleteParams) {
@@ -194,4 +177,20 @@ func (w *Workbench) rootsChanged(context.Context, *mcp.RootsListChangedRequest) 
 			s.RootsChanged()
 		}
 	}
+}
+
+// requestCapabilities reads the client capabilities a request of the
+// 2026-07-28 protocol declares in its _meta; nil if they are not an object.
+func requestCapabilities(raw json.RawMessage) *mcp.ClientCapabilities {
+	var caps mcp.ClientCapabilities
+	if json.Unmarshal(raw, &caps) != nil {
+		return nil
+	}
+	// The SDK's struct keeps "roots" where its JSON tag does not read it.
+	var roots struct {
+		Roots *mcp.RootCapabilities `json:"roots"`
+	}
+	_ = json.Unmarshal(raw, &roots)
+	caps.RootsV2 = roots.Roots
+	return &caps
 }

@@ -306,7 +306,7 @@ func TestCatalogHitOfAServerThatFailsToStart(t *testing.T) {
 		t.Errorf("call to a server that cannot start: %s", text)
 	}
 	// Once its start has failed, the catalog no longer speaks for it: the
-	// next open tries it again and says how that went.
+	// next open says why it failed, and when it is tried again.
 	if text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"}); !isErr || !strings.Contains(text, "the start gate says exit") {
 		t.Errorf("open after the failed start (error %v): %s", isErr, text)
 	}

@@ -158,6 +158,15 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 				if w.catalogOpens && s.UsesCatalog() {
 					if ts, ok, _ := s.Cached(); ok {
 						k.status, k.tools = statusCatalog, ts
+						break
+					}
+				}
+				// Starting since before this search, or failing until its
+				// next try: not waited for.
+				if v, ok := w.background(s, st); ok {
+					k.serverView = v
+					if k.starting() {
+						k.tools = nil // its catalog entry is not its tools for a search
 					}
 				}
 			}
@@ -178,9 +187,10 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 			case err == nil:
 				k.status, k.tools = downstream.StatusConnected, ts
 			case wctx.Err() != nil && ctx.Err() == nil:
-				k.status = statusStarting // goes on in the background
+				k.serverView = w.startingView(k.s) // goes on in the background
+				k.tools = nil
 			default:
-				k.status, k.err = downstream.StatusError, err
+				k.status, k.err = downstream.StatusError, withSchedule(k.s, err)
 			}
 		})
 	}
@@ -199,15 +209,15 @@ func (w *Workbench) openTimeout() time.Duration {
 // shownFrom notes, for each server whose tools a result showed, where they
 // came from (see [downstream.Server.Shown]), and counts its toolbox as
 // opened: a use_tool of a tool it showed starts only that tool's server.
-func shownFrom(ks []known, used map[*downstream.Server]bool) {
+func (w *Workbench) shownFrom(ks []known, used map[*downstream.Server]bool) {
 	for _, k := range ks {
 		if !used[k.s] {
 			continue
 		}
 		if k.status == statusCatalog {
-			k.s.Shown(k.tools)
+			k.s.Shown(w, k.tools)
 		} else {
-			k.s.Shown(nil)
+			k.s.Shown(w, nil)
 		}
 		k.tb.opened.Store(true)
 	}
@@ -260,7 +270,7 @@ func (w *Workbench) Search(ctx context.Context, name, query string, limit int) *
 		note = `Call a tool with use_tool. For tools listed under "more", call open_toolbox with "toolbox_name" and "tools" to get their descriptions and schemas.`
 	}
 	res, used := w.renderTools(head.Bytes(), full, more, note, false)
-	shownFrom(ks, used)
+	w.shownFrom(ks, used)
 	return res
 }
 
@@ -396,10 +406,8 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 				b.WriteString("\n")
 			}
 			if k := withholding(ks, name); k != nil {
-				fmt.Fprintf(&b, "Tool '%s' of server '%s' (toolbox '%s') is withheld until the user approves it: %s. "+
-					"Show the change with: %s — approve it with: %s", name, k.s.Name, tbName, k.tools.WithheldReason(name),
-					downstream.ReviewCommand("diff", w.do.ConfigPath, tbName, k.s.Name, name),
-					downstream.ReviewCommand("approve", w.do.ConfigPath, tbName, k.s.Name, name))
+				fmt.Fprintf(&b, "Tool '%s' of server '%s' (toolbox '%s') is withheld until the user approves it: %s; %s.",
+					name, k.s.Name, tbName, k.tools.WithheldReason(name), downstream.ForTheUser)
 				continue
 			}
 			fmt.Fprintf(&b, "Toolbox '%s' has no tool '%s'.", tbName, name)
@@ -411,8 +419,8 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 			switch k.status {
 			case downstream.StatusError:
 				fmt.Fprintf(&b, "\nServer '%s' could not be listed: %v", k.s.Name, k.err)
-			case statusStarting:
-				fmt.Fprintf(&b, "\nServer '%s' is still starting; its tools are not known yet.", k.s.Name)
+			case statusStarting, downstream.StatusInstalling:
+				fmt.Fprintf(&b, "\nServer '%s' is %s; its tools are not known yet.", k.s.Name, k.why(time.Now()))
 			}
 		}
 		if len(all) > 0 && len(all) <= 100 {
@@ -423,7 +431,7 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 		return textResult(b.String(), true)
 	}
 	res, used := w.renderTools(tb.head(), picked, nil, "", false)
-	shownFrom(ks, used)
+	w.shownFrom(ks, used)
 	return res
 }
 
@@ -462,6 +470,7 @@ func writeSearched(b *bytes.Buffer, ks []known) {
 	}
 	var yes []searched
 	var no []notSearched
+	now := time.Now()
 	for _, k := range ks {
 		switch k.status {
 		case downstream.StatusConnected, statusCatalog:
@@ -475,8 +484,8 @@ func writeSearched(b *bytes.Buffer, ks []known) {
 					n.Error += fmt.Sprintf(" (open the toolbox '%s' to log in)", k.tb.cfg.Name)
 				}
 			}
-			if k.status == statusStarting {
-				n.Error = "still starting: search again in a moment"
+			if k.starting() {
+				n.Error = k.why(now) + ": search again in a moment"
 			}
 			no = append(no, n)
 		}

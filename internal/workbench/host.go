@@ -275,14 +275,8 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	env := envelope{resultType: perRequest || c.newProtocol.Load(), serverInfo: perRequest}
 	if perRequest {
 		// What this host can answer now, for the servers it starts.
-		var caps mcp.ClientCapabilities
-		if json.Unmarshal(meta.Capabilities, &caps) == nil {
-			var roots struct {
-				Roots *mcp.RootCapabilities `json:"roots"`
-			}
-			_ = json.Unmarshal(meta.Capabilities, &roots)
-			caps.RootsV2 = roots.Roots
-			c.requestCaps.Store(&caps)
+		if caps := requestCapabilities(meta.Capabilities); caps != nil {
+			c.requestCaps.Store(caps)
 		}
 	}
 

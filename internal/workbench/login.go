@@ -53,13 +53,17 @@ func withHost(ctx context.Context, ss *mcp.ServerSession, retry bool) context.Co
 // pendingLogin is a login whose page went to a host: it waits, bounded by
 // [oauth.DefaultLoginTimeout], for the browser's redirect.
 type pendingLogin struct {
-	server *downstream.Server
-	id     string        // the elicitation's id, and its input request's
-	url    string        // the authorization page, once shown is closed
-	shown  chan struct{} // closed when the page is known
+	server *downstream.Server // the server of the workbench that started it
+	key    string             // what it logs in to: the server's url (one token each)
+	id     string             // the elicitation's id, and its input request's
+	url    string             // the authorization page, once shown is closed
+	shown  chan struct{}      // closed when the page is known
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the login ended
 	err    error         // why it failed, once done
+	// users are the workbenches whose hosts were shown the page and have
+	// not given it up (guarded by Logins.mu); the last to leave cancels it.
+	users map[*Workbench]bool
 }
 
 // page waits for the login's page, or its end.
@@ -72,32 +76,48 @@ func (pl *pendingLogin) page() (string, error) {
 	}
 }
 
-// logins are the pending logins, by elicitation id; a server has at most
-// one, shared by the opens that need it.
-type logins struct {
+// Logins are the logins whose pages went to a host, by elicitation id. A
+// server url has at most one, shared by the opens that need it, in one
+// workbench or in the sessions of a shared workbench (see
+// [Options.Logins]). The zero value is ready to use.
+type Logins struct {
 	mu      sync.Mutex
 	pending map[string]*pendingLogin
 }
 
-// startLogin returns the pending login of s, starting it if there is none. It
-// returns once the authorization page is known, or with the error that
-// ended the login before that.
+// leave ends w's interest in pl; a login no one waits for is given up.
+func (l *Logins) leave(pl *pendingLogin, w *Workbench) {
+	l.mu.Lock()
+	delete(pl.users, w)
+	last := len(pl.users) == 0
+	l.mu.Unlock()
+	if last {
+		pl.cancel()
+	}
+}
+
+// startLogin returns the pending login of s's url, starting it if there
+// is none. It returns once the authorization page is known, or with the
+// error that ended the login before that.
 func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
-	w.logins.mu.Lock()
-	for _, pl := range w.logins.pending {
-		if pl.server == s {
-			w.logins.mu.Unlock()
+	l := w.logins
+	key := s.Config().URL
+	l.mu.Lock()
+	for _, pl := range l.pending {
+		if pl.key == key {
+			pl.users[w] = true
+			l.mu.Unlock()
 			_, err := pl.page()
 			return pl, err
 		}
 	}
-	if w.logins.pending == nil {
-		w.logins.pending = map[string]*pendingLogin{}
+	if l.pending == nil {
+		l.pending = map[string]*pendingLogin{}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), oauth.DefaultLoginTimeout+time.Minute)
-	pl := &pendingLogin{server: s, id: rand.Text(), shown: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
-	w.logins.pending[pl.id] = pl
-	w.logins.mu.Unlock()
+	pl := &pendingLogin{server: s, key: key, id: rand.Text(), shown: make(chan struct{}), cancel: cancel, done: make(chan struct{}), users: map[*Workbench]bool{w: true}}
+	l.pending[pl.id] = pl
+	l.mu.Unlock()
 
 	go func() {
 		_, err := oauth.Login(ctx, oauth.LoginOptions{
@@ -121,11 +141,11 @@ func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
 		default:
 			w.log.Info("logged in through the host", "toolbox", s.Toolbox, "server", s.Name)
 		}
-		// The open that waits for it has its pointer; a host that never
+		// The opens that wait for it have its pointer; a host that never
 		// came back has no use for it any more.
-		w.logins.mu.Lock()
-		delete(w.logins.pending, pl.id)
-		w.logins.mu.Unlock()
+		l.mu.Lock()
+		delete(l.pending, pl.id)
+		l.mu.Unlock()
 	}()
 	_, err := pl.page()
 	return pl, err
@@ -183,7 +203,7 @@ func (w *Workbench) finishLogins(ctx context.Context, ss *mcp.ServerSession, p *
 		}
 		if res, ok := resp.(*mcp.ElicitResult); !ok || res.Action != "accept" {
 			w.log.Info("the login was not accepted in the host", "toolbox", pl.server.Toolbox, "server", pl.server.Name)
-			pl.cancel()
+			w.logins.leave(pl, w) // given up, unless another host waits for it
 			continue
 		}
 		select {
@@ -198,12 +218,19 @@ func (w *Workbench) finishLogins(ctx context.Context, ss *mcp.ServerSession, p *
 	return true
 }
 
-// cancelLogins gives up every pending login (the workbench is closing).
+// cancelLogins ends w's interest in every pending login (the workbench is
+// closing): those no other workbench waits for are given up.
 func (w *Workbench) cancelLogins() {
 	w.logins.mu.Lock()
-	defer w.logins.mu.Unlock()
+	var mine []*pendingLogin
 	for _, pl := range w.logins.pending {
-		pl.cancel()
+		if pl.users[w] {
+			mine = append(mine, pl)
+		}
+	}
+	w.logins.mu.Unlock()
+	for _, pl := range mine {
+		w.logins.leave(pl, w)
 	}
 }
 

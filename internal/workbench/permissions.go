@@ -76,9 +76,9 @@ func (w *Workbench) logDecision(ref toolRef, event string, d permissions.Decisio
 func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	v, known := pol.ByName(ref.Server, ref.Tool)
 	if !known {
-		t, err := s.Resolve(ref.Tool, args)
+		t, err := s.Resolve(w, ref.Tool, args)
 		if err != nil {
-			reply(ref.result(nil, err, s))
+			reply(ref.result(nil, err, s, w))
 			return func() {}
 		}
 		if t != nil {
@@ -108,12 +108,12 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 		defer stop()
 		if !known {
 			if _, err := s.Connect(ctx); err != nil {
-				reply(ref.result(nil, err, s))
+				reply(ref.result(nil, err, s, w))
 				return
 			}
-			t, err := s.Resolve(ref.Tool, args)
+			t, err := s.Resolve(w, ref.Tool, args)
 			if err != nil {
-				reply(ref.result(nil, err, s))
+				reply(ref.result(nil, err, s, w))
 				return
 			}
 			var hints *permissions.Hints

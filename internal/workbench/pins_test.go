@@ -145,7 +145,7 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			}
 			entry := waitEntry(t, cs, "fake", func(p pinEntry) bool { return len(p.Withheld) > 0 })
 			if !strings.Contains(entry.Withheld[0], "tool 'victim': its "+ch.what+" changed since it was approved") ||
-				!strings.Contains(entry.Withheld[0], "mcp-workbench tools diff dev fake victim") {
+				!strings.Contains(entry.Withheld[0], downstream.ForTheUser) {
 				t.Errorf("withheld entry: %q", entry.Withheld)
 			}
 			select {
@@ -158,7 +158,7 @@ func TestToolChangeWhileRunning(t *testing.T) {
 				t.Errorf("the changed tool is still offered: %v", names)
 			}
 			// Searches and selections leave it out too; a selection that
-			// names it says it is withheld, and how to review it.
+			// names it says it is withheld, and that the user must approve it.
 			for _, args := range []map[string]any{{"query": "add two numbers victim"}, {"toolbox_name": "dev", "tools": []string{"victim", "echo"}}} {
 				if text, _ := call(t, cs, "open_toolbox", args); strings.Contains(text, `"name":"victim"`) {
 					t.Errorf("open_toolbox %v shows the withheld tool: %s", args, text)
@@ -166,11 +166,11 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			}
 			if text, isErr := call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev", "tools": []string{"victim"}}); !isErr ||
 				!strings.Contains(text, "Tool 'victim' of server 'fake' (toolbox 'dev') is withheld until the user approves it") ||
-				!strings.Contains(text, "mcp-workbench tools approve dev fake victim") {
+				!strings.Contains(text, downstream.ForTheUser) || strings.Contains(text, "tools approve") {
 				t.Errorf("a selection of the withheld tool: %v %s", isErr, text)
 			}
 			text, isErr := call(t, cs, "use_tool", use("dev", "fake", "victim", map[string]any{"a": 1}))
-			for _, want := range []string{"tool 'victim' in server 'fake' (toolbox 'dev')", "withheld", "its " + ch.what + " changed", "mcp-workbench tools diff dev fake victim", "mcp-workbench tools approve dev fake victim"} {
+			for _, want := range []string{"tool 'victim' in server 'fake' (toolbox 'dev')", "withheld", "its " + ch.what + " changed", downstream.ForTheUser} {
 				if !isErr || !strings.Contains(text, want) {
 					t.Errorf("use_tool of the changed tool: %v %q lacks %q", isErr, text, want)
 				}
@@ -199,7 +199,7 @@ func TestToolChangeWhileRunning(t *testing.T) {
 			if !strings.Contains(diff, "+++ victim (now)") {
 				t.Errorf("no diff of the change: %q", diff)
 			}
-			if done, err := s.Approve(st.Tools, []string{"victim"}); err != nil || len(done) != 1 {
+			if done, err := s.Approve(st.Tools, s.Pending(st.Tools, []string{"victim"})); err != nil || len(done) != 1 {
 				t.Fatalf("approve: %v %v", done, err)
 			}
 			entries, names := openEntries(t, cs, "dev", false)
@@ -322,7 +322,7 @@ func TestPinsCorruptStore(t *testing.T) {
 	writeDefs(t, defs, victimV1)
 	store := openPins(t)
 	cfg := e.config(pinConfig(defs, ""))
-	key := keyOf(cfg, "dev", "fake")
+	key := downstream.PinKeyOf("dev", cfg.Toolbox("dev").Server("fake"))
 	if err := os.WriteFile(store.Path(key), []byte(`{"version":1,"key":"`+key+`","tools":{"victim":{"sha256":"00","def":{}}},"sum":"x"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestPinsCorruptStore(t *testing.T) {
 		t.Errorf("the damage was not reported:\n%s", e.logs)
 	}
 	s := wb.state.Load().byName["dev"].server("fake")
-	if _, err := s.Approve(s.State().Tools, nil); err != nil {
+	if _, err := s.Approve(s.State().Tools, s.Pending(s.State().Tools, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, st, _ := store.Load(key); st != pins.OK {
@@ -375,7 +375,7 @@ func TestScreeningInOpenAndBlockFlagged(t *testing.T) {
 			}
 			if block {
 				s := wb.state.Load().byName["dev"].server("fake")
-				if _, err := s.Approve(s.State().Tools, []string{"victim"}); err != nil {
+				if _, err := s.Approve(s.State().Tools, s.Pending(s.State().Tools, []string{"victim"})); err != nil {
 					t.Fatal(err)
 				}
 				if _, names := openEntries(t, cs, "dev", false); !slices.Contains(names, "fake/victim") {

@@ -89,6 +89,9 @@ func (c *hostConn) holdCall(ref toolRef, reply func(json.RawMessage)) *heldCall 
 // ask is the call's downstream.AskFunc: the server's request goes to the
 // host as an input request of the call's result.
 func (h *heldCall) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := canAnswer(h.hc.w.HostCapabilities(), method, params); err != nil {
+		return nil, err // this host's request declared less than the server was told
+	}
 	h.mu.Lock()
 	if h.ended {
 		h.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 // BenchmarkSearchCatalog is open_toolbox with a query over 20 toolboxes
@@ -67,4 +68,47 @@ func BenchmarkSearchCatalog(b *testing.B) {
 	}
 	b.Run("first", func(b *testing.B) { run(b, true) })
 	b.Run("again", func(b *testing.B) { run(b, false) })
+}
+
+// BenchmarkSearchBesideAHangingServer is a search over every toolbox while
+// one server hangs in its start in the background (it never answers
+// initialize): the catalog answers for the others, and the search does not
+// wait for it (the issue measured 45 s a search before).
+func BenchmarkSearchBesideAHangingServer(b *testing.B) {
+	exe, _ := os.Executable()
+	hang, _ := json.Marshal(map[string]any{"command": exe, "catalog": false, "connectionTimeoutMs": 3600000,
+		"env": map[string]string{fakeserver.EnvServer: "1", fakeserver.EnvHangInit: "1"}})
+	var tbs []string
+	for i := range 5 {
+		tbs = append(tbs, fmt.Sprintf(`"tb%d": {"description": "Toolbox %d", "mcpServers": {"s": {"command": "never-started-%d"}}}`, i, i, i))
+	}
+	tbs = append(tbs, `"stuck": {"description": "Hangs", "mcpServers": {"hang": `+string(hang)+`}}`)
+	cfg, err := config.Parse([]byte(`{"toolboxes": {`+strings.Join(tbs, ",")+`}}`), os.LookupEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cat, err := catalog.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i, tc := range cfg.Toolboxes[:5] {
+		tool, _ := json.Marshal(map[string]any{"name": fmt.Sprintf("merge_pull_request_%d", i), "description": "Merge a pull request.",
+			"inputSchema": map[string]any{"type": "object"}})
+		if err := cat.Put(catalog.Key(tc.Servers[0], downstream.ProtocolVersion), []json.RawMessage{tool}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	wb := New(cfg, Options{Version: "bench", Logger: slog.New(slog.DiscardHandler), Catalog: cat})
+	defer wb.Close()
+	s := wb.Servers("stuck")[0]
+	s.StartInBackground()
+	for b.Loop() {
+		res := wb.Search(context.Background(), "", "merge the pull request", 5)
+		if res.IsError {
+			b.Fatal(res.Content)
+		}
+	}
+	if st := s.State(); st.Status != downstream.StatusStarting {
+		b.Fatalf("the hanging server is %s, want starting", st.Status)
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +37,7 @@ func (w *Workbench) openToolboxTool() *mcp.Tool {
 		"properties": map[string]any{
 			"toolbox_name": nameSchema,
 			"query": map[string]any{"type": "string", "maxLength": maxQueryChars,
-				"description": "What the task needs, in a few words (\"create a pull request\", \"take a screenshot of the page\"): returns the best matching tools of every toolbox, or of toolbox_name, without opening whole toolboxes"},
+				"description": "The first action the task needs, in a few words (\"read the diff of pull request 12\", \"take a screenshot of the page\"), rather than its goal (\"review PR 12\"): returns the best matching tools of every toolbox, or of toolbox_name, without opening whole toolboxes"},
 			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxLimit,
 				"description": "With query: how many matching tools to return whole (default 5); the next matches are named after them"},
 			"tools": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "maxItems": maxSelectTools,
@@ -47,6 +49,8 @@ func (w *Workbench) openToolboxTool() *mcp.Tool {
 		Name: "open_toolbox",
 		Description: "Find and open tools. With query, searches the tools of every toolbox and returns the best matches, " +
 			"each with the name, description and inputSchema to call it with use_tool: the cheapest way to reach a tool. " +
+			"Write the query as the first action to take, not the goal: \"read the diff of pull request 12\" finds the tool " +
+			"for \"review PR 12\" far more often (the goal may follow, after \"then\"). " +
 			"With toolbox_name alone, opens the toolbox: starts its MCP servers and returns all their tools. " +
 			"With toolbox_name and tools, returns just those tools. Toolboxes: " + list + ".",
 		InputSchema: mustJSON(schema),
@@ -161,12 +165,21 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 	var mu sync.Mutex
 	var needLogin []*downstream.Server
 	late := make([]bool, len(tb.servers))
+	// Servers starting since before this open, or failing until their
+	// next try: the open does not wait for them (a refresh does).
+	pre := make([]*serverView, len(tb.servers))
 	// What each start produced: an idleTimeoutMs shorter than the
 	// slowest start may stop a server before the open renders.
 	got := make([]*downstream.ToolSet, len(tb.servers))
 	for i, s := range tb.servers {
 		if s.Config().Disabled {
 			continue
+		}
+		if !refresh {
+			if v, ok := w.background(s, s.State()); ok {
+				pre[i] = &v
+				continue
+			}
 		}
 		wg.Go(func() {
 			var err error
@@ -196,6 +209,8 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 	for i, s := range tb.servers {
 		views[i] = liveView(s)
 		switch {
+		case pre[i] != nil && views[i].status != downstream.StatusConnected:
+			views[i] = *pre[i]
 		case got[i] != nil && views[i].status != downstream.StatusConnected:
 			// Listed by this open, stopped since for idleness: the tools
 			// are those it listed, and a call starts it again.
@@ -203,7 +218,7 @@ func (w *Workbench) openCached(ctx context.Context, tb *toolbox, refresh bool) (
 		case late[i] && views[i].status != downstream.StatusConnected:
 			views[i] = w.startingView(s)
 		}
-		s.Shown(views[i].shown())
+		s.Shown(w, views[i].shown())
 	}
 	tb.opened.Store(true)
 	return w.renderOpen(tb, views), false, nil
@@ -227,11 +242,20 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 		case st.Status == downstream.StatusConnected:
 			views[i] = serverView{status: downstream.StatusConnected, tools: st.Tools}
 		case st.Status == downstream.StatusError:
-			// Its last start failed (or it needs a login): the open tries it
-			// again and says how that went, or offers the login.
+			// Its last start failed: until its next try is due, the open
+			// says so at once; then it starts again in the background. A
+			// server that needs a login: the open offers it.
+			if v, ok := w.background(s, st); ok {
+				views[i] = v
+				continue
+			}
 			w.log.Debug("its last start failed; the open waits for the servers", "toolbox", tb.cfg.Name, "server", s.Name)
 			return nil
 		case !s.UsesCatalog():
+			if v, ok := w.background(s, st); ok {
+				views[i] = v
+				continue
+			}
 			wait = append(wait, i)
 		default:
 			ts, ok, reason := s.Cached()
@@ -248,7 +272,7 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 	}
 	for _, i := range cached {
 		s := tb.servers[i]
-		s.Shown(views[i].tools)
+		s.Shown(w, views[i].tools)
 		s.StartInBackground()
 	}
 	wctx, cancel := context.WithTimeout(ctx, w.openTimeout())
@@ -260,14 +284,14 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 			_, err := s.Connect(wctx)
 			views[i] = liveView(s)
 			if err != nil && wctx.Err() != nil && ctx.Err() == nil {
-				views[i] = serverView{status: statusStarting} // goes on in the background
+				views[i] = w.startingView(s) // goes on in the background
 			}
 		})
 	}
 	wg.Wait()
 	for i, s := range tb.servers {
 		if views[i].status == downstream.StatusConnected {
-			s.Shown(nil)
+			s.Shown(w, nil)
 		}
 	}
 	tb.opened.Store(true)
@@ -275,39 +299,130 @@ func (w *Workbench) openFromCatalog(ctx context.Context, tb *toolbox) *mcp.CallT
 }
 
 // statusStarting is the status of a server whose tools open_toolbox shows
-// from the catalog while it starts.
-const statusStarting downstream.Status = "starting"
+// from the catalog while it starts, or that is starting.
+const statusStarting = downstream.StatusStarting
 
 // serverView is what open_toolbox shows of one server.
 type serverView struct {
 	status downstream.Status
 	tools  *downstream.ToolSet // connected or starting
-	err    error
+	err    error               // error; starting: why the last start failed
+	since  time.Time           // starting, installing: when the start began
+}
+
+// starting reports whether the view is of a server starting (or
+// installing) in the background.
+func (v serverView) starting() bool {
+	return v.status == statusStarting || v.status == downstream.StatusInstalling
+}
+
+// why says, for a server starting in the background, since when.
+func (v serverView) why(now time.Time) string {
+	if v.status == downstream.StatusInstalling {
+		return "installing its package since " + ago(now, v.since)
+	}
+	msg := "starting since " + ago(now, v.since)
+	if v.err != nil {
+		msg += "; its last start failed: " + v.err.Error()
+	}
+	return msg
+}
+
+// ago is how long ago t was, in whole seconds, as the results say it.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "a moment"
+	}
+	return strconv.Itoa(int(max(now.Sub(t), 0).Round(time.Second)/time.Second)) + " s"
 }
 
 // shown is what [downstream.Server.Shown] takes for the view: the tools
 // shown from the catalog, or nil for the live list (or none).
 func (v serverView) shown() *downstream.ToolSet {
-	if v.status == statusStarting {
+	if v.starting() {
 		return v.tools
 	}
 	return nil
 }
 
-// startingView is the view of a server that did not start within the
-// open's time: starting, with its tools from the catalog if it has them.
+// startingView is the view of a server that is starting: its state's, with
+// its tools from the catalog if it has them.
 func (w *Workbench) startingView(s *downstream.Server) serverView {
+	v := serverView{status: statusStarting}
+	if st := s.State(); st.Status == downstream.StatusStarting || st.Status == downstream.StatusInstalling {
+		v.status, v.since, v.err = st.Status, st.Since, st.Err
+	}
 	if w.catalogOpens && s.UsesCatalog() {
 		if ts, ok, _ := s.Cached(); ok {
-			return serverView{status: statusStarting, tools: ts}
+			v.tools = ts
 		}
 	}
-	return serverView{status: statusStarting}
+	return v
 }
+
+// background returns the view of a server that an open or a search does
+// not wait for, and true: one starting since before it (in the
+// background), or one whose last start failed and whose next try is not
+// due yet (see [downstream.State]). A failed server whose next try is due
+// is started again, in the background. It returns false for a server to
+// start and wait for: one never started (or stopped since), or failed for
+// want of a login, which the open offers.
+func (w *Workbench) background(s *downstream.Server, st downstream.State) (serverView, bool) {
+	switch st.Status {
+	case downstream.StatusStarting, downstream.StatusInstalling:
+		if st.Awaited {
+			return serverView{}, false // an open waits for it: share its wait
+		}
+		return w.startingView(s), true
+	case downstream.StatusError:
+		if st.NextTry.IsZero() {
+			return serverView{}, false
+		}
+		now := time.Now()
+		if now.Before(st.NextTry) {
+			return serverView{status: downstream.StatusError, err: &scheduledError{st: st, now: now}}, true
+		}
+		s.StartInBackground()
+		return w.startingView(s), true
+	}
+	return serverView{}, false
+}
+
+// scheduledError is a failed server's last error with its schedule, as an
+// open or a search shows it; fresh when the open or search itself tried
+// the server.
+type scheduledError struct {
+	st    downstream.State
+	now   time.Time
+	fresh bool
+}
+
+func (e *scheduledError) Error() string {
+	if e.fresh {
+		return fmt.Sprintf(`%v; next try in %s (open its toolbox with "refresh": true to try now)`, e.st.Err, ago(e.st.NextTry, e.now))
+	}
+	return fmt.Sprintf(`failed %s ago: %v; next try in %s (open its toolbox with "refresh": true to try now)`,
+		ago(e.now, e.st.FailedAt), e.st.Err, ago(e.st.NextTry, e.now))
+}
+
+func (e *scheduledError) Unwrap() error { return e.st.Err }
 
 func liveView(s *downstream.Server) serverView {
 	st := s.State()
-	return serverView{status: st.Status, tools: st.Tools, err: st.Err}
+	v := serverView{status: st.Status, tools: st.Tools, err: st.Err, since: st.Since}
+	if st.Status == downstream.StatusError && !st.NextTry.IsZero() {
+		v.err = &scheduledError{st: st, now: time.Now(), fresh: true}
+	}
+	return v
+}
+
+// withSchedule is err, a start's failure, with when opens and searches
+// try the server again, if it is on a schedule now.
+func withSchedule(s *downstream.Server, err error) error {
+	if st := s.State(); st.Status == downstream.StatusError && !st.NextTry.IsZero() {
+		return &scheduledError{st: st, now: time.Now(), fresh: true}
+	}
+	return err
 }
 
 // renderOpen builds open_toolbox's result: compact JSON with the toolbox,
@@ -332,7 +447,11 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 		Withheld []string `json:"withheld,omitempty"`
 		Changed  []string `json:"changed,omitempty"`
 		Flagged  []string `json:"flagged,omitempty"`
+		// Note: since when a server whose tools are not known yet is
+		// starting (or installing its package).
+		Note string `json:"note,omitempty"`
 	}
+	now := time.Now()
 	lines := make([]serverLine, 0, len(tb.servers))
 	var tools []found
 	var starting []string
@@ -341,9 +460,10 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 		v := views[i]
 		line := serverLine{Name: s.Name, Status: string(v.status)}
 		switch v.status {
-		case downstream.StatusConnected, statusStarting:
+		case downstream.StatusConnected, statusStarting, downstream.StatusInstalling:
 			if v.tools == nil {
 				starting = append(starting, s.Name) // its tools are not known yet
+				line.Note = v.why(now)
 				break
 			}
 			connected++
@@ -362,8 +482,7 @@ func (w *Workbench) renderOpen(tb *toolbox, views []serverView) *mcp.CallToolRes
 				}
 			}
 			for _, wh := range v.tools.Withheld {
-				line.Withheld = append(line.Withheld, fmt.Sprintf("tool '%s': %s; the user can review it with: %s", wh.Name, wh.Reason,
-					downstream.ReviewCommand("diff", w.do.ConfigPath, tb.cfg.Name, s.Name, wh.Name)))
+				line.Withheld = append(line.Withheld, fmt.Sprintf("tool '%s': %s; %s", wh.Name, wh.Reason, downstream.ForTheUser))
 			}
 		case downstream.StatusError, downstream.StatusIdle:
 			failed++

@@ -102,9 +102,9 @@ func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress d
 
 // call makes the call of a tool that may be called.
 func (w *Workbench) call(tb *toolbox, s *downstream.Server, ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
-	done := func(res json.RawMessage, err error) { reply(ref.result(res, err, s)) }
+	done := func(res json.RawMessage, err error) { reply(ref.result(res, err, s, w)) }
 	if tb.opened.Load() {
-		return s.StartAsking(ref.Tool, args, progress, ask, done)
+		return s.StartFor(downstream.Caller{Viewer: w, Ask: ask}, ref.Tool, args, progress, done)
 	}
 	// The toolbox's first use opens it, as open_toolbox would, in the
 	// background; the call waits only for its own server, whose start the
@@ -124,7 +124,7 @@ func (w *Workbench) call(tb *toolbox, s *downstream.Server, ref toolRef, args js
 			done(nil, err) // its start failed, after its retries
 			return
 		}
-		res, err := s.CallAsking(ctx, ref.Tool, args, progress, ask)
+		res, err := s.CallFor(ctx, downstream.Caller{Viewer: w, Ask: ask}, ref.Tool, args, progress)
 		done(res, err)
 	}()
 	return cancelCall
@@ -132,9 +132,10 @@ func (w *Workbench) call(tb *toolbox, s *downstream.Server, ref toolRef, args js
 
 // result is the result object for a call's outcome: the server's result,
 // or a tool error that names toolbox, server and tool. A refusal by a
-// server whose live tools differ from those open_toolbox showed from the
-// catalog says so: the model works from a list that is out of date.
-func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) json.RawMessage {
+// server whose live tools differ from those w's last open_toolbox showed
+// from the catalog says so: the model works from a list that is out of
+// date.
+func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server, w *Workbench) json.RawMessage {
 	if err == nil {
 		return res
 	}
@@ -144,7 +145,7 @@ func (ref toolRef) result(res json.RawMessage, err error, s *downstream.Server) 
 	}
 	var refused *downstream.RefusedError
 	if errors.As(err, &refused) {
-		if s.ChangedSinceShown() && !refused.SaysChanged {
+		if s.ChangedSinceShown(w) && !refused.SaysChanged {
 			return ref.refused(fmt.Sprintf("the toolbox '%s' changed since it was opened: server '%s' now offers other tools than open_toolbox showed. "+
 				"Open the toolbox again with open_toolbox to see them. (%s)", ref.Toolbox, ref.Server, refused.Reason))
 		}

@@ -54,9 +54,11 @@ type Options struct {
 	// still names the file in the commands messages give), and the
 	// workbench starts no watchdog of its own.
 	Pool *downstream.Pool
-	// Cwd is the host session's folder: the root a server that asks for
-	// roots gets when the host cannot be asked. Empty: the process's.
-	Cwd string
+	// Logins, if set, are the logins through a host shared with other
+	// workbenches (those of a shared workbench's sessions): sessions that
+	// need the same login get one, each shown its page, and all are told
+	// when it ends. Nil: the workbench's own.
+	Logins *Logins
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -74,7 +76,7 @@ type Workbench struct {
 	// lock, and a reload swaps it whole.
 	state atomic.Pointer[state]
 
-	logins logins // logins whose pages went to a host
+	logins *Logins // logins whose pages went to a host
 
 	indexes indexCache // search indexes of recent searches
 
@@ -88,11 +90,8 @@ type Workbench struct {
 	hostsClosed bool
 	servers     []*mcp.Server // the MCP servers of the host sessions, to update on reload
 
-	// host is the host's connection its servers ask (ask.go); cwd the
-	// session's folder, their roots when the host cannot be asked.
+	// host is the host's connection its servers ask (ask.go).
 	host atomic.Pointer[hostConn]
-	cwd  string
-
 	// allowed are the tools the user allowed for the rest of this host
 	// session (permissions.go).
 	allowed allowances
@@ -135,6 +134,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		version:      opts.Version,
 		catalogOpens: !opts.CatalogStoreOnly,
 		pool:         opts.Pool,
+		logins:       opts.Logins,
+	}
+	if w.logins == nil {
+		w.logins = &Logins{}
 	}
 	var do downstream.Options
 	if opts.Downstream != nil {
@@ -171,7 +174,6 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.Host == nil {
 		do.Host = w
 	}
-	w.cwd = opts.Cwd
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
@@ -359,10 +361,12 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 		Instructions: w.Instructions(),
 		Logger:       downstream.SDKLogger(w.log),
 		// The host's roots changed: its servers are told (ask.go).
+		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
 		RootsListChangedHandler: w.rootsChanged,
 		// open_toolbox lists the toolboxes, which a reload of the
 		// configuration changes.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SetCacheable: cacheToolList,
 	})
 	w.hostsMu.Lock()
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
@@ -378,6 +382,21 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	t.conn.ss.Store(ss)
 	w.host.Store(t.conn)
 	return ss, nil
+}
+
+// toolListTTL is the life tools/list gives the workbench's two tools, in
+// ms: a day. They change only when a reload changes the toolboxes, and
+// the host is told then (notifications/tools/list_changed); a host that
+// keeps the list (2026-07-28 hosts read ttlMs) keeps its prompt's bytes
+// too.
+const toolListTTL = 24 * 60 * 60 * 1000
+
+// cacheToolList sets the caching hints of the workbench's tools/list:
+// toolListTTL, and "private", since the toolboxes it names are the user's.
+func cacheToolList(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.ListToolsRequest); ok {
+		c.TTLMs, c.CacheScope = toolListTTL, "private"
+	}
 }
 
 // handleUseElsewhere is use_tool's handler in the SDK, which never runs:

@@ -405,11 +405,16 @@ func TestFailureIsolation(t *testing.T) {
 			t.Errorf("all-failed error lacks %q:\n%s", want, text)
 		}
 	}
-	// A later open retries the failed servers, not the healthy one.
+	// A later open leaves the failed server to its schedule and says when
+	// it is tried again; a refresh tries it now, not the healthy one.
 	before := e.starts()
-	call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "mixed"})
+	text, _ = call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "mixed"})
+	if got := e.starts() - before; got != 0 || !strings.Contains(text, "exit status 4") || !strings.Contains(text, "next try in") {
+		t.Errorf("second open made %d starts, want none, and the failure with its next try:\n%s", got, text)
+	}
+	call(t, cs, "open_toolbox", map[string]any{"toolbox_name": "mixed", "refresh": true})
 	if got := e.starts() - before; got != 1 {
-		t.Errorf("second open made %d starts, want 1 (only the failed server)", got)
+		t.Errorf("a refresh made %d starts, want 1 (only the failed server)", got)
 	}
 }
 

@@ -58,7 +58,10 @@ type Options struct {
 	// ClientID, if set, is a client registered beforehand (with Secret);
 	// dynamic registration is then not offered.
 	ClientID, Secret string
-	// TokenTTL is the access tokens' lifetime; default an hour.
+	// TokenTTL is the access tokens' lifetime (expires_in, whole
+	// seconds); default an hour. Refresh tokens always rotate: each works
+	// once, a spent one is refused with invalid_grant (and counted in
+	// Reuses).
 	TokenTTL time.Duration
 	// SSE serves the MCP server over the SSE transport.
 	SSE bool

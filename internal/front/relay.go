@@ -1,4 +1,4 @@
-package main
+package front
 
 import (
 	"bufio"
@@ -29,9 +29,9 @@ import (
 // ends under them) and the host's initialize (replayed, so that the next
 // call starts a new shared workbench without the host noticing more).
 
-// errNotShared is serveShared's answer when the session could not reach a
-// shared workbench at all: the caller serves it itself.
-var errNotShared = errors.New("not shared")
+// ErrNotShared is [ServeShared]'s answer when the session could not reach
+// a shared workbench at all: the caller serves it itself ([ServeLocal]).
+var ErrNotShared = errors.New("not shared")
 
 // Timeouts of the relay: reaching (or starting) the shared workbench, and
 // its answer to the hello and to a replayed initialize.
@@ -48,43 +48,54 @@ const (
 	maxSharedLine = 80 << 20
 )
 
-// serveShared relays the host's session on in and out to the shared
-// workbench of cfg, until the host leaves. It returns errNotShared, after
+// SharedOptions are [ServeShared]'s.
+type SharedOptions struct {
+	Options
+	// Start starts the shared workbench of the configuration file config
+	// (an absolute path), detached, to listen at sock: serve-shared. Its
+	// channel gets an error when that process ends (see
+	// [shared.DialOrStart]).
+	Start func(sock, config string) (exited <-chan error, err error)
+}
+
+// ServeShared relays the host's session on in and out to the shared
+// workbench of cfg, until the host leaves. It returns [ErrNotShared], after
 // logging why, if no shared workbench could be reached or started.
-func serveShared(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer, g globalOptions, in io.Reader, out io.Writer) error {
+func ServeShared(ctx context.Context, cfg *config.Config, o SharedOptions, in io.Reader, out io.Writer) error {
+	log := o.Logger
 	if !shared.Supported() {
 		log.Warn("sharing is not supported on this system; this session runs its servers itself")
-		return errNotShared
+		return ErrNotShared
 	}
 	abs, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		log.Warn("not sharing: the configuration's path", "error", err)
-		return errNotShared
+		return ErrNotShared
 	}
 	dir, err := shared.Dir()
 	var sock string
 	if err == nil {
-		sock, err = shared.SocketPath(dir, abs, Version())
+		sock, err = shared.SocketPath(dir, abs, o.Version)
 	}
 	if err != nil {
 		log.Warn("not sharing: no folder for the shared workbench's socket; this session runs its servers itself", "error", err)
-		return errNotShared
+		return ErrNotShared
 	}
 	cwd, _ := os.Getwd()
 	c := &sharedClient{
 		log:  log,
 		sock: sock,
 		hello: shared.Hello{
-			Protocol: shared.Protocol, Version: Version(), Config: abs, Kind: shared.KindSession,
+			Protocol: shared.Protocol, Version: o.Version, Config: abs, Kind: shared.KindSession,
 			Cwd: cwd, Env: os.Environ(), PID: os.Getpid(), ShareAll: !cfg.Shared,
 		},
-		start: func() error { return startSharedDaemon(dir, sock, abs, g) },
+		start: func() (<-chan error, error) { return o.Start(sock, abs) },
 	}
 	r := &sessionRelay{log: log, out: out}
 	b, err := c.dial(ctx)
 	if err != nil {
 		log.Warn("the shared workbench could not be reached; this session runs its servers itself", "error", err)
-		return errNotShared
+		return ErrNotShared
 	}
 	log.Debug("relaying to the shared workbench", "socket", sock)
 	r.connect = func(ctx context.Context) (io.ReadWriteCloser, error) {
@@ -96,7 +107,7 @@ func serveShared(ctx context.Context, cfg *config.Config, log *slog.Logger, logO
 		// not try the shared workbench again.
 		log.Warn("the shared workbench could not be started again; this session runs its servers itself from now on", "error", err)
 		r.connect = func(ctx context.Context) (io.ReadWriteCloser, error) {
-			return localBackend(ctx, cfg, log, logOut), nil
+			return localBackend(ctx, cfg, o.Options), nil
 		}
 		return r.connect(ctx)
 	}
@@ -108,7 +119,7 @@ type sharedClient struct {
 	log   *slog.Logger
 	sock  string
 	hello shared.Hello
-	start func() error
+	start func() (<-chan error, error)
 }
 
 // dial connects to the shared workbench, starting it if none answers, and
@@ -185,31 +196,16 @@ type bufConn struct {
 
 func (c *bufConn) Read(p []byte) (int, error) { return c.Reader.Read(p) }
 
-// startSharedDaemon starts serve-shared for the configuration at abs,
-// detached, its log next to its socket.
-func startSharedDaemon(dir, sock, abs string, g globalOptions) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the workbench's own executable: %w", err)
-	}
-	args := []string{"serve-shared", "--config", abs}
-	if g.logLevel != "" {
-		args = append(args, "--log-level", g.logLevel)
-	}
-	logPath := sock[:len(sock)-len(filepath.Ext(sock))] + ".log"
-	return shared.StartDetached(exe, args, os.Environ(), logPath)
-}
-
 // localBackend serves the session in this process, over pipes: a session
 // whose shared workbench is gone and cannot be started again.
-func localBackend(ctx context.Context, cfg *config.Config, log *slog.Logger, logOut io.Writer) io.ReadWriteCloser {
+func localBackend(ctx context.Context, cfg *config.Config, o Options) io.ReadWriteCloser {
 	fromWB, wbOut := io.Pipe()
 	wbIn, toWB := io.Pipe()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := serveLocal(ctx, cfg, log, logOut, wbIn, wbOut); err != nil {
-			log.Error("serving the session", "error", err)
+		if err := ServeLocal(ctx, cfg, o, wbIn, wbOut); err != nil {
+			o.Logger.Error("serving the session", "error", err)
 		}
 		wbOut.Close()
 	}()
