@@ -77,36 +77,35 @@ func (w *Workbench) Ask(ctx context.Context, method string, params json.RawMessa
 	}
 	switch method {
 	case downstream.MethodElicit:
-		var p mcp.ElicitParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, err
-		}
-		res, err := ss.Elicit(ctx, &p)
-		if err != nil {
-			return nil, hostError(err)
-		}
-		return json.Marshal(res)
+		return askAs(ctx, params, ss.Elicit)
 	case downstream.MethodCreateMessage:
-		var p mcp.CreateMessageWithToolsParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, err
-		}
-		res, err := ss.CreateMessageWithTools(ctx, &p)
-		if err != nil {
-			return nil, hostError(err)
-		}
-		return json.Marshal(res)
+		return askAs(ctx, params, ss.CreateMessageWithTools)
 	case downstream.MethodListRoots:
-		res, err := ss.ListRoots(ctx, nil)
-		if err != nil {
-			return nil, hostError(err)
-		}
-		if res.Roots == nil {
-			res.Roots = []*mcp.Root{}
-		}
-		return json.Marshal(res)
+		return askAs(ctx, params, func(ctx context.Context, p *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+			res, err := ss.ListRoots(ctx, p)
+			if err == nil && res.Roots == nil {
+				res.Roots = []*mcp.Root{}
+			}
+			return res, err
+		})
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "the workbench does not pass " + method + " to the host"}
+}
+
+// askAs asks the host with send, the SDK's request for params (the
+// server's, as JSON), and returns the host's answer as JSON.
+func askAs[P, R any](ctx context.Context, params json.RawMessage, send func(context.Context, *P) (R, error)) (json.RawMessage, error) {
+	p := new(P)
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, p); err != nil {
+			return nil, err
+		}
+	}
+	res, err := send(ctx, p)
+	if err != nil {
+		return nil, hostError(err)
+	}
+	return json.Marshal(res)
 }
 
 // hostError is the error a server gets when the host answered its request
