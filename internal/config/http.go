@@ -220,3 +220,17 @@ func (v *validator) access(n *node, p string, info *schemaInfo) *Access {
 	v.checkUnknown(n, p, info.access, "access")
 	return &Access{Subjects: strs(n.get("subjects")), Groups: strs(n.get("groups"))}
 }
+
+// ForUser returns the configuration as a caller with subject and groups
+// sees it over HTTP: the toolboxes whose "access" allows them. The
+// servers are cfg's own.
+func (c *Config) ForUser(subject string, groups []string) *Config {
+	out := *c
+	out.Toolboxes = nil
+	for _, tb := range c.Toolboxes {
+		if tb.Access.Allows(subject, groups) {
+			out.Toolboxes = append(out.Toolboxes, tb)
+		}
+	}
+	return &out
+}
