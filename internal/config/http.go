@@ -97,19 +97,34 @@ func (a *Access) Allows(subject string, groups []string) bool {
 
 // defaultHTTP is what serving over HTTP uses without an "http" block.
 func defaultHTTP() Serving {
-	return Serving{
-		Listen: DefaultHTTPListen,
-		Limits: HTTPLimits{
-			MaxBodyBytes:    DefaultMaxBodyBytes,
-			MaxSessions:     DefaultMaxSessions,
-			SessionIdle:     DefaultSessionIdle,
-			RequestTimeout:  DefaultHTTPRequestTimeout,
-			CallsPerSecond:  DefaultCallsPerSecond,
-			Burst:           DefaultBurst,
-			ConcurrentCalls: DefaultConcurrentCalls,
-			Shutdown:        DefaultShutdown,
-		},
+	return Serving{Listen: DefaultHTTPListen, Limits: HTTPLimits{}.OrDefaults()}
+}
+
+// OrDefaults returns l with each limit left at zero set to its default.
+func (l HTTPLimits) OrDefaults() HTTPLimits {
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
 	}
+	setD := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.CallsPerSecond == 0 {
+		l.CallsPerSecond = DefaultCallsPerSecond
+	}
+	set(&l.MaxSessions, DefaultMaxSessions)
+	set(&l.Burst, DefaultBurst)
+	set(&l.ConcurrentCalls, DefaultConcurrentCalls)
+	setD(&l.SessionIdle, DefaultSessionIdle)
+	setD(&l.RequestTimeout, DefaultHTTPRequestTimeout)
+	setD(&l.Shutdown, DefaultShutdown)
+	return l
 }
 
 // http reads the top-level "http" at p; the schema checked the types.

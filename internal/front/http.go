@@ -80,14 +80,21 @@ var ErrNeedsAuth = errors.New("serving over HTTP on an address other than loopba
 // requests in flight get up to the "shutdownMs" bound, then the servers
 // stop.
 func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
-	addr := cmpOr(o.Addr, cfg.HTTP.Listen)
+	addr := cmpOr(o.Addr, cmpOr(cfg.HTTP.Listen, config.DefaultHTTPListen))
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("the address to serve on, %q, is not host:port (for example 127.0.0.1:8080)", addr)
+	}
+	if o.Auth == nil && !loopbackHost(host) {
+		return fmt.Errorf("%w: %s is not a loopback address. Configure \"http.auth\" (static tokens: mcp-workbench token add NAME; or an OAuth authorization server), or listen on 127.0.0.1", ErrNeedsAuth, addr)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	if o.Auth == nil && !isLoopback(ln.Addr()) {
+	if o.Auth == nil && !isLoopback(ln.Addr()) { // a name that resolved elsewhere
 		ln.Close()
-		return fmt.Errorf("%w: %s is not a loopback address. Configure \"http.auth\" (static tokens: mcp-workbench token add NAME; or an OAuth authorization server), or listen on 127.0.0.1", ErrNeedsAuth, ln.Addr())
+		return fmt.Errorf("%w: %s (%s) is not a loopback address", ErrNeedsAuth, addr, ln.Addr())
 	}
 	f := newHTTPFront(cfg, o, ln.Addr())
 	defer f.close()
@@ -131,9 +138,9 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 		return fmt.Errorf("serving over HTTP: %w", err)
 	case <-ctx.Done():
 	}
-	o.Logger.Info("shutting down: finishing the requests in flight", "reason", context.Cause(ctx), "bound", cfg.HTTP.Limits.Shutdown)
+	o.Logger.Info("shutting down: finishing the requests in flight", "reason", context.Cause(ctx), "bound", f.limits.Shutdown)
 	f.draining.Store(true)
-	f.waitIdle(cfg.HTTP.Limits.Shutdown)
+	f.waitIdle(f.limits.Shutdown)
 	// Sessions closed end their event streams, which Shutdown would wait
 	// for; the servers stop with them.
 	f.close()
@@ -150,6 +157,16 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// loopbackHost reports whether host names the loopback interface only:
+// an empty host or a wildcard is every interface.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func isLoopback(a net.Addr) bool {
@@ -198,7 +215,7 @@ type httpUser struct {
 }
 
 func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront {
-	f := &httpFront{o: o, log: o.Logger, users: map[string]*httpUser{}, live: map[*mcp.ServerSession]struct{}{}, limits: cfg.HTTP.Limits, origins: cfg.HTTP.AllowedOrigins}
+	f := &httpFront{o: o, log: o.Logger, users: map[string]*httpUser{}, live: map[*mcp.ServerSession]struct{}{}, limits: cfg.HTTP.Limits.OrDefaults(), origins: cfg.HTTP.AllowedOrigins}
 	f.cfg.Store(cfg)
 	f.publicURL = cfg.HTTP.PublicURL
 	if f.publicURL == "" {
@@ -213,7 +230,7 @@ func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront 
 	f.versions = mcp.NewServer(&mcp.Implementation{Name: workbench.Name, Version: o.Version}, nil)
 	f.metrics = newHTTPMetrics(f)
 	common := mcp.StreamableHTTPOptions{
-		Logger:              o.Logger,
+		Logger:              downstream.SDKLogger(o.Logger),
 		MaxRequestBodyBytes: f.limits.MaxBodyBytes,
 		// The Host checks are this front's own (allowedHosts), for every
 		// address.
@@ -642,4 +659,3 @@ func (f *httpFront) close() {
 	wg.Wait()
 	f.watchdog.Close()
 }
-

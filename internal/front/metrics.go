@@ -15,13 +15,13 @@ import (
 // the process's own. Labels are bounded by the configuration (toolbox,
 // server) and the handful of outcomes and status codes.
 type httpMetrics struct {
-	f            *httpFront
-	reg          *prometheus.Registry
-	requests     *prometheus.CounterVec   // by method and status code
-	latency      *prometheus.HistogramVec // by method
-	calls        *prometheus.CounterVec   // by toolbox, server, outcome
-	callLatency  *prometheus.HistogramVec // by toolbox, server
-	sessions     prometheus.Gauge
+	f           *httpFront
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec   // by method and status code
+	latency     *prometheus.HistogramVec // by method
+	calls       *prometheus.CounterVec   // by toolbox, server, outcome
+	callLatency *prometheus.HistogramVec // by toolbox, server
+	sessions    prometheus.Gauge
 }
 
 func newHTTPMetrics(f *httpFront) *httpMetrics {

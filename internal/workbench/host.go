@@ -314,7 +314,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	}
 	var state string
 	_ = frame.Unmarshal(p.RequestState, &state)
-	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), progress, reply)
+	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), progress, nil, reply)
 	c.mu.Lock()
 	call.cancel = cancel
 	cancelNow := call.cancelled
@@ -329,9 +329,10 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 // retry of a held one (state, responses: its requestState and
 // inputResponses), and returns what gives it up. held says the host takes
 // no requests from servers (2026-07-28): their requests turn the call's
-// result into input_required (roundtrip.go). reply gets the call's answer
-// once, as use.go makes it.
-func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, progress downstream.ProgressFunc, reply func(json.RawMessage)) (cancel func()) {
+// result into input_required (roundtrip.go); else the server asks with
+// ask (nil: the workbench's Ask). reply gets the call's answer once, as
+// use.go makes it.
+func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	if state != "" || (len(responses) > 0 && string(responses) != "null") {
 		// The host's answers to a held call's input requests.
 		ref, _, err := parseUseInput(args)
@@ -348,7 +349,7 @@ func (c *hostConn) startUse(args json.RawMessage, state string, responses json.R
 		return h.giveUp
 	}
 	if !held {
-		return c.w.useTool(args, progress, nil, reply)
+		return c.w.useTool(args, progress, ask, reply)
 	}
 	ref, _, _ := parseUseInput(args)
 	h := c.holdCall(ref, reply)

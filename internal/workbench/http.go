@@ -64,14 +64,10 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
 		protocol = v
 	}
+	// A 2026-07-28 request's capabilities were noted on its way in
+	// (noteRequestCapabilities).
 	held := protocol >= newProtocol
-	if held {
-		// What this host can answer now, for the servers it starts.
-		raw, _ := json.Marshal(p.Meta[mcp.MetaKeyClientCapabilities])
-		if caps := requestCapabilities(raw); caps != nil {
-			c.requestCaps.Store(caps)
-		}
-	} else if c.ss.Load() == nil && req.Session != nil && req.Session.InitializeParams() != nil {
+	if !held && c.ss.Load() == nil && req.Session != nil && req.Session.InitializeParams() != nil {
 		c.ss.Store(req.Session)
 	}
 	var progress downstream.ProgressFunc
@@ -95,8 +91,21 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if len(p.InputResponses) > 0 {
 		responses, _ = json.Marshal(p.InputResponses)
 	}
+	var ask downstream.AskFunc
+	if !held {
+		// A server's question in the call goes out on the call's own
+		// response stream: the SDK sends a request made with the
+		// handler's context there (a host need not hold a stream open
+		// for questions).
+		ask = func(actx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			qctx, stop := context.WithCancel(ctx)
+			defer stop()
+			defer context.AfterFunc(actx, stop)()
+			return c.w.Ask(qctx, method, params)
+		}
+	}
 	done := make(chan json.RawMessage, 1)
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, func(res json.RawMessage) {
+	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:

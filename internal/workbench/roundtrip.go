@@ -288,7 +288,7 @@ func (c *hostConn) resume(ref toolRef, state string, responses json.RawMessage) 
 	h := c.held[id]
 	c.heldMu.Unlock()
 	if h == nil {
-		return nil, "the requestState was used already, or its call ended: each requestState is good for one retry. Call use_tool again without inputResponses and requestState to start over."
+		return nil, "the requestState's call is not waiting here: it was used already (each requestState is good for one retry), its call ended, or it waits at another replica of the workbench. Call use_tool again without inputResponses and requestState to start over."
 	}
 	if h.ref != ref {
 		return nil, fmt.Sprintf("the requestState belongs to a call of tool '%s' of server '%s' in toolbox '%s'; retry that call with it", h.ref.Tool, h.ref.Server, h.ref.Toolbox)

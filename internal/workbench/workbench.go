@@ -395,6 +395,7 @@ func (w *Workbench) newMCPServer(initialized func(context.Context, *mcp.Initiali
 		SetCacheable:       cacheToolList,
 		InitializedHandler: initialized,
 	})
+	s.AddReceivingMiddleware(w.noteRequestCapabilities)
 	w.hostsMu.Lock()
 	s.AddTool(w.openToolboxTool(), w.handleOpen)
 	s.AddTool(useToolTool(), use)
