@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -150,6 +151,13 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		}
 	}
 	h.AllowedOrigins = strs(n.get("allowedOrigins"))
+	if o := n.get("allowedOrigins"); o != nil && o.kind == kArray {
+		for i, e := range o.vals {
+			if u, err := url.Parse(e.str); e.kind == kString && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/")) {
+				v.problem(JoinPath(p, "allowedOrigins", strconv.Itoa(i)), "%q is not an origin: scheme://host[:port], as a browser's Origin header names it", e.shown())
+			}
+		}
+	}
 	h.AllowedHosts = strs(n.get("allowedHosts"))
 	if t := n.get("tls"); t != nil && t.kind == kObject {
 		v.checkUnknown(t, JoinPath(p, "tls"), info.http["tls"], "tls")
@@ -169,6 +177,13 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		if o := a.get("oauth"); o != nil && o.kind == kObject {
 			op := JoinPath(ap, "oauth")
 			v.checkUnknown(o, op, info.http["auth.oauth"], "oauth")
+			for _, k := range []string{"issuer", "jwksUrl"} {
+				if u := o.get(k); u != nil && u.kind == kString {
+					if pu, err := url.Parse(u.str); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+						v.problem(JoinPath(op, k), "%q is not an http(s) URL with a host", u.shown())
+					}
+				}
+			}
 			h.OAuth = &HTTPOAuth{
 				Issuer:       str(o.get("issuer")),
 				Audience:     str(o.get("audience")),
@@ -182,7 +197,12 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 			}
 		}
 	}
-	h.StateKey = str(n.get("stateKey"))
+	if k := n.get("stateKey"); k != nil && k.kind == kString {
+		if len(k.str) < 32 {
+			v.problem(JoinPath(p, "stateKey"), "the key is %d characters; a state key needs at least 32 (for example: openssl rand -base64 32), the same on every replica", len(k.str))
+		}
+		h.StateKey = k.str
+	}
 	if l := n.get("limits"); l != nil && l.kind == kObject {
 		v.checkUnknown(l, JoinPath(p, "limits"), info.http["limits"], "limits")
 		lim := &h.Limits
