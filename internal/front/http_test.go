@@ -263,9 +263,18 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 // TestHTTPSessionsEnd: a session the host ends (DELETE) is gone: its id
 // gets 404, so that the host starts again, as the transport asks; so is
-// one idle past sessionIdleMs; the sessions gauge follows.
+// one idle past sessionIdleMs; the sessions gauge follows. A user idle as
+// long is let go, with their servers.
 func TestHTTPSessionsEnd(t *testing.T) {
 	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"sessionIdleMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
+	// A request without a session starts a server for its user.
+	stateless := connect(t, e.url, "2026-07-28", nil, nil)
+	if got, isErr := callTool(t, stateless, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("a stateless call: %s", got)
+	}
+	if m := get(t, e.base+"/metrics", nil); !strings.Contains(m, "mcp_workbench_servers_running 1") || !strings.Contains(m, "mcp_workbench_users 1") {
+		t.Errorf("after a stateless call: %s", grepLines(m, "mcp_workbench_"))
+	}
 	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
 	sid := hdr.Get("Mcp-Session-Id")
 	if code != http.StatusOK || sid == "" {
@@ -297,6 +306,12 @@ func TestHTTPSessionsEnd(t *testing.T) {
 	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"), list); code != http.StatusNotFound {
 		t.Errorf("a request of a session ended idle: %d %s; want 404", code, body)
 	}
+	// With no session and no request for sessionIdleMs, the user is let
+	// go: their servers stop.
+	fakeserver.Eventually(t, "the idle user's servers to stop", func() bool {
+		m := get(t, e.base+"/metrics", nil)
+		return strings.Contains(m, "mcp_workbench_users 0") && strings.Contains(m, "mcp_workbench_servers_running 0")
+	})
 }
 
 // TestHTTPRefusesBadRequests: each bad request gets the status the
