@@ -38,25 +38,8 @@ type httpEnv struct {
 	url   string // the MCP endpoint
 	base  string // http://127.0.0.1:port
 	state string // the fake servers' state folder
-	logs  *syncBuffer
+	logs  *fakeserver.Buffer
 	stop  func() error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeJSON is a fake server's definition in a configuration file.
@@ -88,7 +71,7 @@ func serveHTTPFor(t *testing.T, cfgText string, o HTTPOptions) *httpEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &fakeserver.Buffer{}
 	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.LogOut = logs
 	if o.Addr == "" {
