@@ -1,0 +1,117 @@
+package httpauth
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// issuer is a real OAuth authorization server on 127.0.0.1, as far as a
+// resource server sees one: metadata (RFC 8414, or OpenID Connect
+// discovery) and a JWKS, and the private key that signs its tokens.
+type issuer struct {
+	srv *httptest.Server
+	url string
+	key *rsa.PrivateKey
+	kid string
+}
+
+// newIssuer starts an issuer serving its metadata at metadataPath
+// ("/.well-known/oauth-authorization-server" or
+// "/.well-known/openid-configuration"; "" for none).
+func newIssuer(t *testing.T, metadataPath string) *issuer {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := &issuer{key: key, kid: "k1"}
+	mux := http.NewServeMux()
+	if metadataPath != "" {
+		mux.HandleFunc("GET "+metadataPath, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{
+				"issuer":                                is.url,
+				"jwks_uri":                              is.url + "/jwks",
+				"authorization_endpoint":                is.url + "/authorize",
+				"token_endpoint":                        is.url + "/token",
+				"response_types_supported":              []string{"code"},
+				"code_challenge_methods_supported":      []string{"S256"},
+				"token_endpoint_auth_methods_supported": []string{"none"},
+			})
+		})
+	}
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
+			{Key: &is.key.PublicKey, KeyID: is.kid, Algorithm: string(jose.RS256), Use: "sig"},
+		}})
+	})
+	is.srv = httptest.NewServer(mux) // 127.0.0.1
+	t.Cleanup(is.srv.Close)
+	is.url = is.srv.URL
+	return is
+}
+
+// claims are a token's; exp is relative to now.
+type claims struct {
+	Issuer   string
+	Audience []string
+	Subject  string
+	Groups   []string
+	Scope    string
+	Exp      time.Duration
+	NoExp    bool
+}
+
+// token signs c with key (the issuer's own unless given) under kid.
+func (is *issuer) token(t *testing.T, c claims, key *rsa.PrivateKey) string {
+	t.Helper()
+	if key == nil {
+		key = is.key
+	}
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: is.kid}},
+		(&jose.SignerOptions{}).WithType("at+jwt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	std := jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: c.Audience, IssuedAt: jwt.NewNumericDate(now)}
+	if !c.NoExp {
+		std.Expiry = jwt.NewNumericDate(now.Add(c.Exp))
+	}
+	extra := map[string]any{}
+	if c.Groups != nil {
+		extra["groups"] = c.Groups
+	}
+	if c.Scope != "" {
+		extra["scope"] = c.Scope
+	}
+	raw, err := jwt.Signed(sig).Claims(std).Claims(extra).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// unsigned is a JWT with "alg": "none" and the claims of a good token.
+func unsigned(t *testing.T, c claims) string {
+	t.Helper()
+	enc := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return enc(map[string]string{"alg": "none", "typ": "at+jwt"}) + "." +
+		enc(map[string]any{"iss": c.Issuer, "aud": c.Audience, "sub": c.Subject, "exp": time.Now().Add(c.Exp).Unix()}) + "."
+}
