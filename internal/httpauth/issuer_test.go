@@ -27,7 +27,7 @@ type issuer struct {
 // newIssuer starts an issuer serving its metadata at metadataPath
 // ("/.well-known/oauth-authorization-server" or
 // "/.well-known/openid-configuration"; "" for none).
-func newIssuer(t *testing.T, metadataPath string) *issuer {
+func newIssuer(t testing.TB, metadataPath string) *issuer {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -73,7 +73,7 @@ type claims struct {
 }
 
 // token signs c with key (the issuer's own unless given) under kid.
-func (is *issuer) token(t *testing.T, c claims, key *rsa.PrivateKey) string {
+func (is *issuer) token(t testing.TB, c claims, key *rsa.PrivateKey) string {
 	t.Helper()
 	if key == nil {
 		key = is.key
