@@ -178,6 +178,7 @@ func TestOAuthTokens(t *testing.T) {
 		{"wrong issuer", is.token(t, wrongIss, nil), "another issuer"},
 		{"bad signature", is.token(t, good, other), "signature"},
 		{"unsigned", unsigned(t, good), "accepted algorithm"},
+		{"HMAC-signed", hmacSigned(t, good, is.key.PublicKey.N.Bytes()), "accepted algorithm"},
 		{"not a JWT", "abc.def", "accepted algorithm"},
 		{"unknown static token", TokenPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not a token of this server"},
 	}

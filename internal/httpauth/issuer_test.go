@@ -115,3 +115,19 @@ func unsigned(t *testing.T, c claims) string {
 	return enc(map[string]string{"alg": "none", "typ": "at+jwt"}) + "." +
 		enc(map[string]any{"iss": c.Issuer, "aud": c.Audience, "sub": c.Subject, "exp": time.Now().Add(c.Exp).Unix()}) + "."
 }
+
+// hmacSigned is a token signed with HS256 and a key anyone could know
+// (the confusion of a public key used as an HMAC secret).
+func hmacSigned(t testing.TB, c claims, secret []byte) string {
+	t.Helper()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := jwt.Signed(sig).Claims(jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: c.Audience,
+		Expiry: jwt.NewNumericDate(time.Now().Add(c.Exp))}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
