@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -195,7 +196,7 @@ func (a *Authenticator) Verify(ctx context.Context, token string, req *http.Requ
 		u := User{Subject: name, Credential: "token:" + name}
 		// A static token stands for full access: it is granted the
 		// scopes that OAuth tokens must carry.
-		return &auth.TokenInfo{Scopes: a.scopes, UserID: u.Credential, Extra: map[string]any{userKey: u}}, nil
+		return &auth.TokenInfo{Scopes: slices.Clone(a.scopes), UserID: u.Credential, Extra: map[string]any{userKey: u}}, nil
 	}
 	if a.jwt == nil || isStatic {
 		a.log.Debug("bearer token refused", "why", "not a token of this server", "remote", remote)
