@@ -395,3 +395,39 @@ func TestUserOfWithoutAuth(t *testing.T) {
 		t.Error("a refusal is not auth.ErrInvalidToken")
 	}
 }
+
+// Forged tokens do not make the workbench fetch the issuer's keys again
+// and again (go-oidc fetches whenever no key it holds verifies a token):
+// within keysEvery the last answer stands. A rotation is picked up once
+// that time has passed.
+func TestKeyFetchesBounded(t *testing.T) {
+	is := newIssuer(t, "/.well-known/oauth-authorization-server")
+	resource := "http://127.0.0.1:1/mcp"
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url}, ResourceURL: resource}, nil, nil, nil)
+	clock := &fixedClock{t: time.Unix(1_000_000, 0)}
+	p.auth.jwt.keys.mu.Lock()
+	p.auth.jwt.keys.now = clock.now
+	p.auth.jwt.keys.mu.Unlock()
+	c := claims{Issuer: is.url, Audience: []string{resource}, Subject: "erin", Exp: time.Hour}
+	if resp, body := p.do(t, http.MethodPost, is.token(t, c, nil)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a good token: %d %s", resp.StatusCode, body)
+	}
+	before := is.fetches()
+	forger, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if resp, body := p.do(t, http.MethodPost, is.token(t, c, forger)); resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("forged token %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	if got := is.fetches(); got > before+1 {
+		t.Errorf("5 forged tokens made %d fetches of the keys, want at most 1", got-before)
+	}
+	is.rotate(t, "k2")
+	clock.t = clock.t.Add(keysEvery)
+	if resp, body := p.do(t, http.MethodPost, is.token(t, c, nil)); resp.StatusCode != http.StatusOK {
+		t.Errorf("a token of the rotated key: %d %s", resp.StatusCode, body)
+	}
+}

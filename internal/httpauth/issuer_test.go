@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +21,29 @@ import (
 type issuer struct {
 	srv *httptest.Server
 	url string
-	key *rsa.PrivateKey
-	kid string
+
+	mu       sync.Mutex // key and kid change when keys rotate
+	key      *rsa.PrivateKey
+	kid      string
+	keyFetch int // how many times the JWKS was fetched
+}
+
+// rotate makes the issuer sign with a new key under a new kid, and
+// publish only that one.
+func (is *issuer) rotate(t testing.TB, kid string) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.key, is.kid = key, kid
+}
+
+func (is *issuer) fetches() int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.keyFetch
 }
 
 // newIssuer starts an issuer serving its metadata at metadataPath
@@ -50,6 +72,9 @@ func newIssuer(t testing.TB, metadataPath string) *issuer {
 		})
 	}
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		is.mu.Lock()
+		defer is.mu.Unlock()
+		is.keyFetch++
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
 			{Key: &is.key.PublicKey, KeyID: is.kid, Algorithm: string(jose.RS256), Use: "sig"},
@@ -75,10 +100,13 @@ type claims struct {
 // token signs c with key (the issuer's own unless given) under kid.
 func (is *issuer) token(t testing.TB, c claims, key *rsa.PrivateKey) string {
 	t.Helper()
+	is.mu.Lock()
+	kid := is.kid
 	if key == nil {
 		key = is.key
 	}
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: is.kid}},
+	is.mu.Unlock()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
 		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ type JWTVerifier struct {
 	opts     OAuth
 	audience string
 	verifier *oidc.IDTokenVerifier
+	keys     *keysTransport
 }
 
 // ErrKeysUnavailable is a token that could not be checked because the
@@ -103,10 +104,17 @@ func NewJWTVerifier(ctx context.Context, o OAuth, resourceURL string, client *ht
 			return nil, err
 		}
 	}
-	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), client)
+	next := client.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	keysClient := *client
+	kt := &keysTransport{next: next, url: jwks, now: time.Now}
+	keysClient.Transport = kt
+	keyCtx := oidc.ClientContext(context.WithoutCancel(ctx), &keysClient)
 	keys := oidc.NewRemoteKeySet(keyCtx, jwks)
 	v := oidc.NewVerifier(o.Issuer, keys, &oidc.Config{ClientID: aud, SupportedSigningAlgs: signingAlgs})
-	return &JWTVerifier{opts: o, audience: aud, verifier: v}, nil
+	return &JWTVerifier{opts: o, audience: aud, verifier: v, keys: kt}, nil
 }
 
 // Verify checks raw and returns its claims. Its errors say which check
