@@ -431,3 +431,28 @@ func TestKeyFetchesBounded(t *testing.T) {
 		t.Errorf("a token of the rotated key: %d %s", resp.StatusCode, body)
 	}
 }
+
+// The subject and groups claims are configurable; a token without the
+// subject claim, or whose groups claim is not a list of strings, is
+// refused; "scp" as a list grants scopes as "scope" does.
+func TestClaimsConfigured(t *testing.T) {
+	is := newIssuer(t, "/.well-known/oauth-authorization-server")
+	resource := "http://127.0.0.1:1/mcp"
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url, SubjectClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}}, ResourceURL: resource}, nil, nil, nil)
+	c := claims{Issuer: is.url, Audience: []string{resource}, Subject: "id-1", Exp: time.Hour,
+		Extra: map[string]any{"email": "fay@example.com", "roles": []string{"admin"}, "scp": []string{"mcp"}}}
+	resp, body := p.do(t, http.MethodPost, is.token(t, c, nil))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"Subject":"fay@example.com","Groups":["admin"],"Credential":"sub:fay@example.com"`) {
+		t.Errorf("custom claims: %d %s", resp.StatusCode, body)
+	}
+	noEmail := c
+	noEmail.Extra = map[string]any{"roles": []string{"admin"}, "scp": []string{"mcp"}}
+	if resp, body := p.do(t, http.MethodPost, is.token(t, noEmail, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `no "email" claim`) {
+		t.Errorf("without the subject claim: %d %s", resp.StatusCode, body)
+	}
+	badRoles := c
+	badRoles.Extra = map[string]any{"email": "fay@example.com", "roles": map[string]any{"a": 1}, "scp": []string{"mcp"}}
+	if resp, body := p.do(t, http.MethodPost, is.token(t, badRoles, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"roles" claim is not a list`) {
+		t.Errorf("groups not a list: %d %s", resp.StatusCode, body)
+	}
+}

@@ -95,6 +95,7 @@ type claims struct {
 	Scope    string
 	Exp      time.Duration
 	NoExp    bool
+	Extra    map[string]any
 }
 
 // token signs c with key (the issuer's own unless given) under kid.
@@ -117,6 +118,9 @@ func (is *issuer) token(t testing.TB, c claims, key *rsa.PrivateKey) string {
 		std.Expiry = jwt.NewNumericDate(now.Add(c.Exp))
 	}
 	extra := map[string]any{}
+	for k, v := range c.Extra {
+		extra[k] = v
+	}
 	if c.Groups != nil {
 		extra["groups"] = c.Groups
 	}
