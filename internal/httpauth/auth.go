@@ -113,7 +113,7 @@ func New(ctx context.Context, o Options) (*Authenticator, error) {
 		if err != nil {
 			return nil, err
 		}
-		a.jwt, a.issuer, a.scopes, a.metadataURL = v, o.OAuth.Issuer, o.OAuth.Scopes, mu
+		a.jwt, a.issuer, a.scopes, a.metadataURL = v, o.OAuth.Issuer, slices.Clone(o.OAuth.Scopes), mu
 	}
 	a.require = auth.RequireBearerToken(a.Verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: a.metadataURL,
