@@ -18,8 +18,8 @@ const tokenUsage = `Usage: mcp-workbench token add    [--store FILE] NAME
 Manage the static bearer tokens that let clients in when the workbench
 serves over HTTP (serve --http). The store keeps only a hash of each token.
 
-add makes a token named NAME and prints it once: it cannot be shown again
-(revoke it and add another if it is lost). Clients send it as
+add makes a token named NAME and prints it once, alone on stdout: it cannot
+be shown again (revoke it and add another if it is lost). Clients send it as
 "Authorization: Bearer TOKEN". NAME is the user: 1 to 64 letters, digits,
 '.', '_' or '-', starting with a letter or digit.
 
@@ -93,7 +93,10 @@ func runToken(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 			return &exitError{code: 1}
 		}
-		fmt.Fprintf(e.stdout, "Added token %q to %s:\n\n  %s\n\nIt is not shown again: copy it now. Clients send it as \"Authorization: Bearer TOKEN\".\n", opts.name, path, tok)
+		// The token alone on stdout, so that a script can take it
+		// (TOKEN=$(mcp-workbench token add ci)); the words on stderr.
+		fmt.Fprintf(e.stderr, "Added token %q to %s. It is not shown again: copy it now.\nClients send it as \"Authorization: Bearer TOKEN\".\n", opts.name, path)
+		fmt.Fprintln(e.stdout, tok)
 	case "revoke":
 		if err := store.Revoke(ctx, opts.name); err != nil {
 			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)

@@ -29,13 +29,13 @@ func TestTokenCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("add (%d): %s %s", code, out, errOut)
 	}
-	tok := tokenRE.FindString(out)
-	if tok == "" || !strings.Contains(out, "not shown again") {
-		t.Fatalf("add printed no token, or no warning:\n%s", out)
+	tok := strings.TrimSuffix(out, "\n")
+	if !tokenRE.MatchString(tok) || len(tok) != len(httpauth.TokenPrefix)+43 || !strings.Contains(errOut, "not shown again") {
+		t.Fatalf("add printed no token alone on stdout, or no warning on stderr:\n%s\n%s", out, errOut)
 	}
 	path := filepath.Join(home, "mcp-workbench", "http", "tokens.json")
-	if !strings.Contains(out, path) {
-		t.Errorf("add does not name the store %s:\n%s", path, out)
+	if !strings.Contains(errOut, path) {
+		t.Errorf("add does not name the store %s:\n%s", path, errOut)
 	}
 	store, err := httpauth.OpenTokens(path)
 	if err != nil {
@@ -79,11 +79,11 @@ func TestTokenCommandStoreAndErrors(t *testing.T) {
 	envStore := filepath.Join(home, "env", "tokens.json")
 	flagStore := filepath.Join(home, "flag", "tokens.json")
 	t.Setenv(httpauth.EnvTokens, envStore)
-	if code, out, _ := runCmd(t, "", "token", "add", "a"); code != 0 || !strings.Contains(out, envStore) {
-		t.Errorf("with the variable (%d): %s", code, out)
+	if code, _, errOut := runCmd(t, "", "token", "add", "a"); code != 0 || !strings.Contains(errOut, envStore) {
+		t.Errorf("with the variable (%d): %s", code, errOut)
 	}
-	if code, out, _ := runCmd(t, "", "token", "--store", flagStore, "add", "b"); code != 0 || !strings.Contains(out, flagStore) {
-		t.Errorf("with --store (%d): %s", code, out)
+	if code, _, errOut := runCmd(t, "", "token", "--store", flagStore, "add", "b"); code != 0 || !strings.Contains(errOut, flagStore) {
+		t.Errorf("with --store (%d): %s", code, errOut)
 	}
 	if _, out, _ := runCmd(t, "", "token", "list", "--store", flagStore); !strings.Contains(out, "b") || strings.Contains(out, "  a ") {
 		t.Errorf("list --store:\n%s", out)
