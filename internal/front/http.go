@@ -26,7 +26,6 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,6 +50,9 @@ type Auth interface {
 	// MetadataHandler serves RFC 9728 protected-resource metadata; nil
 	// when no authorization server is configured.
 	MetadataHandler() http.Handler
+	// Caller is the user of a request Middleware let through: the
+	// subject and the groups it belongs to.
+	Caller(ctx context.Context) (subject string, groups []string)
 }
 
 // HTTPOptions are what ServeHTTP runs with.
@@ -384,7 +386,7 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		f.stateful.ServeHTTP(w, r) // a session's request: its user is known
 		return
 	}
-	u := f.user(caller(r))
+	u := f.user(f.caller(r))
 	if u == nil {
 		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down")
 		return
@@ -429,23 +431,12 @@ func (f *httpFront) sessionless(r *http.Request) bool {
 	return v >= newProtocol
 }
 
-// caller is the user a request comes from.
-func caller(r *http.Request) (subject string, groups []string) {
-	ti := auth.TokenInfoFromContext(r.Context())
-	if ti == nil {
+// caller is the user a request comes from: "" without authentication.
+func (f *httpFront) caller(r *http.Request) (subject string, groups []string) {
+	if f.o.Auth == nil {
 		return "", nil
 	}
-	switch g := ti.Extra["groups"].(type) {
-	case []string:
-		groups = g
-	case []any:
-		for _, e := range g {
-			if s, ok := e.(string); ok {
-				groups = append(groups, s)
-			}
-		}
-	}
-	return ti.UserID, groups
+	return f.o.Auth.Caller(r.Context())
 }
 
 // user returns the caller's state, made on first use, with a request of

@@ -377,6 +377,19 @@ func (b bearerAuth) Middleware(next http.Handler) http.Handler {
 
 func (bearerAuth) MetadataHandler() http.Handler { return nil }
 
+func (bearerAuth) Caller(ctx context.Context) (string, []string) {
+	ti := auth.TokenInfoFromContext(ctx)
+	if ti == nil {
+		return "", nil
+	}
+	var groups []string
+	gs, _ := ti.Extra["groups"].([]any)
+	for _, g := range gs {
+		groups = append(groups, g.(string))
+	}
+	return ti.UserID, groups
+}
+
 // tokenClient sends tok with every request.
 func tokenClient(tok string) *http.Client {
 	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {

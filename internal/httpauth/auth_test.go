@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -146,10 +147,10 @@ func (p *protected) noSecretsLeft(t *testing.T, tokens ...string) {
 // at all is 401 with the metadata too, and the metadata is served where
 // it points.
 func TestOAuthTokens(t *testing.T) {
-	is := newIssuer(t, "/.well-known/oauth-authorization-server")
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
 	resource := "http://127.0.0.1:1/mcp"
-	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url}, ResourceURL: resource}, nil, nil, nil)
-	good := claims{Issuer: is.url, Audience: []string{resource}, Subject: "alice", Groups: []string{"eng", "ops"}, Exp: time.Hour}
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.URL}, ResourceURL: resource}, nil, nil, nil)
+	good := issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "alice", Groups: []string{"eng", "ops"}, Exp: time.Hour}
 
 	resp, body := p.do(t, http.MethodPost, "")
 	if resp.StatusCode != http.StatusUnauthorized {
@@ -172,13 +173,13 @@ func TestOAuthTokens(t *testing.T) {
 	bad := []struct {
 		name, token, why string
 	}{
-		{"wrong audience", is.token(t, wrongAud, nil), "another audience"},
-		{"expired", is.token(t, expired, nil), "expired"},
-		{"no expiry", is.token(t, noExp, nil), "expired"},
-		{"wrong issuer", is.token(t, wrongIss, nil), "another issuer"},
-		{"bad signature", is.token(t, good, other), "signature"},
-		{"unsigned", unsigned(t, good), "accepted algorithm"},
-		{"HMAC-signed", hmacSigned(t, good, is.key.PublicKey.N.Bytes()), "accepted algorithm"},
+		{"wrong audience", is.Token(t, wrongAud, nil), "another audience"},
+		{"expired", is.Token(t, expired, nil), "expired"},
+		{"no expiry", is.Token(t, noExp, nil), "expired"},
+		{"wrong issuer", is.Token(t, wrongIss, nil), "another issuer"},
+		{"bad signature", is.Token(t, good, other), "signature"},
+		{"unsigned", issuertest.Unsigned(t, good), "accepted algorithm"},
+		{"HMAC-signed", issuertest.HMACSigned(t, good, is.PublicKeyBytes()), "accepted algorithm"},
 		{"not a JWT", "abc.def", "accepted algorithm"},
 		{"unknown static token", TokenPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "not a token of this server"},
 	}
@@ -198,7 +199,7 @@ func TestOAuthTokens(t *testing.T) {
 		}
 	}
 
-	tok := is.token(t, good, nil)
+	tok := is.Token(t, good, nil)
 	all = append(all, tok)
 	resp, body = p.do(t, http.MethodPost, tok)
 	if resp.StatusCode != http.StatusOK {
@@ -222,8 +223,8 @@ func TestOAuthTokens(t *testing.T) {
 		Resource             string   `json:"resource"`
 		AuthorizationServers []string `json:"authorization_servers"`
 	}
-	if err := json.NewDecoder(mresp.Body).Decode(&meta); err != nil || meta.Resource != resource || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != is.url {
-		t.Errorf("metadata: %+v, %v; want resource %s, authorization server %s", meta, err, resource, is.url)
+	if err := json.NewDecoder(mresp.Body).Decode(&meta); err != nil || meta.Resource != resource || len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != is.URL {
+		t.Errorf("metadata: %+v, %v; want resource %s, authorization server %s", meta, err, resource, is.URL)
 	}
 	p.noSecretsLeft(t, all...)
 }
@@ -232,12 +233,12 @@ func TestOAuthTokens(t *testing.T) {
 // with them (the "scope" string of RFC 9068) it passes; a static token is
 // granted them.
 func TestScopes(t *testing.T) {
-	is := newIssuer(t, "/.well-known/openid-configuration") // OpenID discovery, as a fallback
+	is := issuertest.New(t, "/.well-known/openid-configuration") // OpenID discovery, as a fallback
 	resource := "http://127.0.0.1:1/mcp"
 	store := filepath.Join(t.TempDir(), "tokens.json")
-	p := newProtected(t, Options{TokensPath: store, OAuth: &OAuth{Issuer: is.url, Scopes: []string{"mcp"}}, ResourceURL: resource}, nil, nil, nil)
-	c := claims{Issuer: is.url, Audience: []string{resource}, Subject: "bob", Exp: time.Hour, Scope: "openid profile"}
-	noScope := is.token(t, c, nil)
+	p := newProtected(t, Options{TokensPath: store, OAuth: &OAuth{Issuer: is.URL, Scopes: []string{"mcp"}}, ResourceURL: resource}, nil, nil, nil)
+	c := issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "bob", Exp: time.Hour, Scope: "openid profile"}
+	noScope := is.Token(t, c, nil)
 	resp, body := p.do(t, http.MethodPost, noScope)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("without the scope: %d %s, want 403", resp.StatusCode, body)
@@ -246,7 +247,7 @@ func TestScopes(t *testing.T) {
 		t.Errorf("without the scope: WWW-Authenticate %q", got)
 	}
 	c.Scope = "openid mcp"
-	withScope := is.token(t, c, nil)
+	withScope := is.Token(t, c, nil)
 	if resp, body := p.do(t, http.MethodPost, withScope); resp.StatusCode != http.StatusOK {
 		t.Errorf("with the scope: %d %s", resp.StatusCode, body)
 	}
@@ -349,20 +350,20 @@ func TestStoreCorruptedWhileServing(t *testing.T) {
 // metadata that names another issuer.
 func TestDiscovery(t *testing.T) {
 	resource := "http://127.0.0.1:1/mcp"
-	bare := newIssuer(t, "")
-	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: bare.url}, ResourceURL: resource}); err == nil || !strings.Contains(err.Error(), bare.url) || !strings.Contains(err.Error(), "jwksUrl") {
+	bare := issuertest.New(t, "")
+	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: bare.URL}, ResourceURL: resource}); err == nil || !strings.Contains(err.Error(), bare.URL) || !strings.Contains(err.Error(), "jwksUrl") {
 		t.Errorf("an issuer without metadata: %v", err)
 	}
-	p := newProtected(t, Options{OAuth: &OAuth{Issuer: bare.url, JWKSURL: bare.url + "/jwks"}, ResourceURL: resource}, nil, nil, nil)
-	tok := bare.token(t, claims{Issuer: bare.url, Audience: []string{resource}, Subject: "carol", Exp: time.Hour}, nil)
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: bare.URL, JWKSURL: bare.URL + "/jwks"}, ResourceURL: resource}, nil, nil, nil)
+	tok := bare.Token(t, issuertest.Claims{Issuer: bare.URL, Audience: []string{resource}, Subject: "carol", Exp: time.Hour}, nil)
 	if resp, body := p.do(t, http.MethodPost, tok); resp.StatusCode != http.StatusOK {
 		t.Errorf("with jwksUrl: %d %s", resp.StatusCode, body)
 	}
-	is := newIssuer(t, "/.well-known/oauth-authorization-server")
-	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: is.url + "/"}, ResourceURL: resource}); err == nil || !strings.Contains(err.Error(), "names issuer") {
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
+	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: is.URL + "/"}, ResourceURL: resource}); err == nil || !strings.Contains(err.Error(), "names issuer") {
 		t.Errorf("metadata of another issuer: %v", err)
 	}
-	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: is.url}}); err == nil || !strings.Contains(err.Error(), "publicUrl") {
+	if _, err := New(context.Background(), Options{OAuth: &OAuth{Issuer: is.URL}}); err == nil || !strings.Contains(err.Error(), "publicUrl") {
 		t.Errorf("oauth without a public URL: %v", err)
 	}
 	if _, err := New(context.Background(), Options{}); err == nil {
@@ -373,10 +374,10 @@ func TestDiscovery(t *testing.T) {
 // An issuer whose keys cannot be fetched is the server's trouble: 500,
 // logged, not a 401 that would send the client for a new token.
 func TestKeysUnavailable(t *testing.T) {
-	is := newIssuer(t, "")
+	is := issuertest.New(t, "")
 	resource := "http://127.0.0.1:1/mcp"
-	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url, JWKSURL: is.url + "/no-keys-here"}, ResourceURL: resource}, nil, nil, nil)
-	tok := is.token(t, claims{Issuer: is.url, Audience: []string{resource}, Subject: "dan", Exp: time.Hour}, nil)
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.URL, JWKSURL: is.URL + "/no-keys-here"}, ResourceURL: resource}, nil, nil, nil)
+	tok := is.Token(t, issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "dan", Exp: time.Hour}, nil)
 	resp, body := p.do(t, http.MethodPost, tok)
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(body, "signing keys") {
 		t.Errorf("keys unavailable: %d %q, want 500", resp.StatusCode, body)
@@ -401,58 +402,58 @@ func TestUserOfWithoutAuth(t *testing.T) {
 // within keysEvery the last answer stands. A rotation is picked up once
 // that time has passed.
 func TestKeyFetchesBounded(t *testing.T) {
-	is := newIssuer(t, "/.well-known/oauth-authorization-server")
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
 	resource := "http://127.0.0.1:1/mcp"
-	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url}, ResourceURL: resource}, nil, nil, nil)
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.URL}, ResourceURL: resource}, nil, nil, nil)
 	clock := &fixedClock{t: time.Unix(1_000_000, 0)}
 	p.auth.jwt.keys.mu.Lock()
 	p.auth.jwt.keys.now = clock.now
 	p.auth.jwt.keys.mu.Unlock()
-	c := claims{Issuer: is.url, Audience: []string{resource}, Subject: "erin", Exp: time.Hour}
-	if resp, body := p.do(t, http.MethodPost, is.token(t, c, nil)); resp.StatusCode != http.StatusOK {
+	c := issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "erin", Exp: time.Hour}
+	if resp, body := p.do(t, http.MethodPost, is.Token(t, c, nil)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a good token: %d %s", resp.StatusCode, body)
 	}
-	before := is.fetches()
+	before := is.Fetches()
 	forger, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		if resp, body := p.do(t, http.MethodPost, is.token(t, c, forger)); resp.StatusCode != http.StatusUnauthorized {
+		if resp, body := p.do(t, http.MethodPost, is.Token(t, c, forger)); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("forged token %d: %d %s", i, resp.StatusCode, body)
 		}
 	}
-	if got := is.fetches(); got > before+1 {
+	if got := is.Fetches(); got > before+1 {
 		t.Errorf("5 forged tokens made %d fetches of the keys, want at most 1", got-before)
 	}
-	is.rotate(t, "k2")
+	is.Rotate(t, "k2")
 	clock.t = clock.t.Add(keysEvery)
-	if resp, body := p.do(t, http.MethodPost, is.token(t, c, nil)); resp.StatusCode != http.StatusOK {
+	if resp, body := p.do(t, http.MethodPost, is.Token(t, c, nil)); resp.StatusCode != http.StatusOK {
 		t.Errorf("a token of the rotated key: %d %s", resp.StatusCode, body)
 	}
 }
 
-// The subject and groups claims are configurable; a token without the
+// The subject and groups issuertest.Claims are configurable; a token without the
 // subject claim, or whose groups claim is not a list of strings, is
 // refused; "scp" as a list grants scopes as "scope" does.
 func TestClaimsConfigured(t *testing.T) {
-	is := newIssuer(t, "/.well-known/oauth-authorization-server")
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
 	resource := "http://127.0.0.1:1/mcp"
-	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.url, SubjectClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}}, ResourceURL: resource}, nil, nil, nil)
-	c := claims{Issuer: is.url, Audience: []string{resource}, Subject: "id-1", Exp: time.Hour,
+	p := newProtected(t, Options{OAuth: &OAuth{Issuer: is.URL, SubjectClaim: "email", GroupsClaim: "roles", Scopes: []string{"mcp"}}, ResourceURL: resource}, nil, nil, nil)
+	c := issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "id-1", Exp: time.Hour,
 		Extra: map[string]any{"email": "fay@example.com", "roles": []string{"admin"}, "scp": []string{"mcp"}}}
-	resp, body := p.do(t, http.MethodPost, is.token(t, c, nil))
+	resp, body := p.do(t, http.MethodPost, is.Token(t, c, nil))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"Subject":"fay@example.com","Groups":["admin"],"Credential":"sub:fay@example.com"`) {
 		t.Errorf("custom claims: %d %s", resp.StatusCode, body)
 	}
 	noEmail := c
 	noEmail.Extra = map[string]any{"roles": []string{"admin"}, "scp": []string{"mcp"}}
-	if resp, body := p.do(t, http.MethodPost, is.token(t, noEmail, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `no "email" claim`) {
+	if resp, body := p.do(t, http.MethodPost, is.Token(t, noEmail, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `no "email" claim`) {
 		t.Errorf("without the subject claim: %d %s", resp.StatusCode, body)
 	}
 	badRoles := c
 	badRoles.Extra = map[string]any{"email": "fay@example.com", "roles": map[string]any{"a": 1}, "scp": []string{"mcp"}}
-	if resp, body := p.do(t, http.MethodPost, is.token(t, badRoles, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"roles" claim is not a list`) {
+	if resp, body := p.do(t, http.MethodPost, is.Token(t, badRoles, nil)); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"roles" claim is not a list`) {
 		t.Errorf("groups not a list: %d %s", resp.StatusCode, body)
 	}
 }

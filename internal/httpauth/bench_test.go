@@ -3,6 +3,7 @@ package httpauth
 import (
 	"context"
 	"fmt"
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 
 // BenchmarkVerify measures what authentication adds to each request: a
 // static token among 100 (a stat of the store, a hash, 100 constant-time
-// compares), and a JWT (an RSA-2048 signature check and the claims).
+// compares), and a JWT (an RSA-2048 signature check and the issuertest.Claims).
 func BenchmarkVerify(b *testing.B) {
 	ctx := context.Background()
 	b.Run("static", func(b *testing.B) {
@@ -37,13 +38,13 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	})
 	b.Run("jwt", func(b *testing.B) {
-		is := newIssuer(b, "/.well-known/oauth-authorization-server")
+		is := issuertest.New(b, "/.well-known/oauth-authorization-server")
 		resource := "http://127.0.0.1:1/mcp"
-		a, err := New(ctx, Options{OAuth: &OAuth{Issuer: is.url}, ResourceURL: resource})
+		a, err := New(ctx, Options{OAuth: &OAuth{Issuer: is.URL}, ResourceURL: resource})
 		if err != nil {
 			b.Fatal(err)
 		}
-		tok := is.token(b, claims{Issuer: is.url, Audience: []string{resource}, Subject: "alice", Exp: time.Hour}, nil)
+		tok := is.Token(b, issuertest.Claims{Issuer: is.URL, Audience: []string{resource}, Subject: "alice", Exp: time.Hour}, nil)
 		b.ResetTimer()
 		for b.Loop() {
 			if _, err := a.Verify(ctx, tok, nil); err != nil {

@@ -1,4 +1,7 @@
-package httpauth
+// Package issuertest is a real OAuth authorization server on 127.0.0.1, as
+// far as a resource server sees one, for tests: metadata (RFC 8414 or
+// OpenID Connect discovery), a JWKS, and the key that signs its tokens.
+package issuertest
 
 import (
 	"crypto/rand"
@@ -15,12 +18,12 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 )
 
-// issuer is a real OAuth authorization server on 127.0.0.1, as far as a
+// Issuer is a real OAuth authorization server on 127.0.0.1, as far as a
 // resource server sees one: metadata (RFC 8414, or OpenID Connect
 // discovery) and a JWKS, and the private key that signs its tokens.
-type issuer struct {
+type Issuer struct {
 	srv *httptest.Server
-	url string
+	URL string
 
 	mu       sync.Mutex // key and kid change when keys rotate
 	key      *rsa.PrivateKey
@@ -28,9 +31,9 @@ type issuer struct {
 	keyFetch int // how many times the JWKS was fetched
 }
 
-// rotate makes the issuer sign with a new key under a new kid, and
+// Rotate makes the issuer sign with a new key under a new kid, and
 // publish only that one.
-func (is *issuer) rotate(t testing.TB, kid string) {
+func (is *Issuer) Rotate(t testing.TB, kid string) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -40,31 +43,32 @@ func (is *issuer) rotate(t testing.TB, kid string) {
 	is.key, is.kid = key, kid
 }
 
-func (is *issuer) fetches() int {
+// Fetches counts the fetches of the JWKS.
+func (is *Issuer) Fetches() int {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	return is.keyFetch
 }
 
-// newIssuer starts an issuer serving its metadata at metadataPath
+// New starts an issuer serving its metadata at metadataPath
 // ("/.well-known/oauth-authorization-server" or
 // "/.well-known/openid-configuration"; "" for none).
-func newIssuer(t testing.TB, metadataPath string) *issuer {
+func New(t testing.TB, metadataPath string) *Issuer {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	is := &issuer{key: key, kid: "k1"}
+	is := &Issuer{key: key, kid: "k1"}
 	mux := http.NewServeMux()
 	if metadataPath != "" {
 		mux.HandleFunc("GET "+metadataPath, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(map[string]any{
-				"issuer":                                is.url,
-				"jwks_uri":                              is.url + "/jwks",
-				"authorization_endpoint":                is.url + "/authorize",
-				"token_endpoint":                        is.url + "/token",
+				"issuer":                                is.URL,
+				"jwks_uri":                              is.URL + "/jwks",
+				"authorization_endpoint":                is.URL + "/authorize",
+				"token_endpoint":                        is.URL + "/token",
 				"response_types_supported":              []string{"code"},
 				"code_challenge_methods_supported":      []string{"S256"},
 				"token_endpoint_auth_methods_supported": []string{"none"},
@@ -82,12 +86,12 @@ func newIssuer(t testing.TB, metadataPath string) *issuer {
 	})
 	is.srv = httptest.NewServer(mux) // 127.0.0.1
 	t.Cleanup(is.srv.Close)
-	is.url = is.srv.URL
+	is.URL = is.srv.URL
 	return is
 }
 
-// claims are a token's; exp is relative to now.
-type claims struct {
+// Claims are a token's; Exp is relative to now.
+type Claims struct {
 	Issuer   string
 	Audience []string
 	Subject  string
@@ -98,8 +102,8 @@ type claims struct {
 	Extra    map[string]any
 }
 
-// token signs c with key (the issuer's own unless given) under kid.
-func (is *issuer) token(t testing.TB, c claims, key *rsa.PrivateKey) string {
+// Token signs c with key (the issuer's own unless given) under kid.
+func (is *Issuer) Token(t testing.TB, c Claims, key *rsa.PrivateKey) string {
 	t.Helper()
 	is.mu.Lock()
 	kid := is.kid
@@ -134,8 +138,8 @@ func (is *issuer) token(t testing.TB, c claims, key *rsa.PrivateKey) string {
 	return raw
 }
 
-// unsigned is a JWT with "alg": "none" and the claims of a good token.
-func unsigned(t *testing.T, c claims) string {
+// Unsigned is a JWT with "alg": "none" and the claims of a good token.
+func Unsigned(t testing.TB, c Claims) string {
 	t.Helper()
 	enc := func(v any) string {
 		b, err := json.Marshal(v)
@@ -148,9 +152,9 @@ func unsigned(t *testing.T, c claims) string {
 		enc(map[string]any{"iss": c.Issuer, "aud": c.Audience, "sub": c.Subject, "exp": time.Now().Add(c.Exp).Unix()}) + "."
 }
 
-// hmacSigned is a token signed with HS256 and a key anyone could know
+// HMACSigned is a token signed with HS256 and a key anyone could know
 // (the confusion of a public key used as an HMAC secret).
-func hmacSigned(t testing.TB, c claims, secret []byte) string {
+func HMACSigned(t testing.TB, c Claims, secret []byte) string {
 	t.Helper()
 	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, nil)
 	if err != nil {
@@ -162,4 +166,12 @@ func hmacSigned(t testing.TB, c claims, secret []byte) string {
 		t.Fatal(err)
 	}
 	return raw
+}
+
+// PublicKeyBytes is the signing key's public modulus: a secret anyone could
+// know, to forge an HMAC-signed token with.
+func (is *Issuer) PublicKeyBytes() []byte {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.key.PublicKey.N.Bytes()
 }
