@@ -12,6 +12,7 @@ import (
 // serveHTTP is serve --http: the configuration's "http" block, the
 // authentication it names, then front.ServeHTTP.
 func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts serveOptions) error {
+	tuneGCForServing()
 	if cfg.HTTP.JSONLogs {
 		level := slog.LevelInfo
 		for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {

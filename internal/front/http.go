@@ -189,6 +189,7 @@ type httpFront struct {
 	cfg       atomic.Pointer[config.Config]
 	publicURL string
 	hosts     []string // Host header values answered; empty: any
+	loopback  bool     // bound to a loopback address
 	origins   []string
 	limits    config.HTTPLimits
 
@@ -237,6 +238,7 @@ func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront 
 		f.publicURL = scheme + "://" + bound.String() + "/mcp"
 	}
 	f.hosts = allowedHosts(cfg, bound, f.publicURL)
+	f.loopback = isLoopback(bound)
 	f.watchdog = proctree.NewWatchdog(o.Logger)
 	f.versions = mcp.NewServer(&mcp.Implementation{Name: workbench.Name, Version: o.Version}, nil)
 	f.metrics = newHTTPMetrics(f)
@@ -299,7 +301,15 @@ func (f *httpFront) handler() http.Handler {
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	mux.Handle("GET /metrics", f.metrics.handler())
+	// The probes answer whatever Host they name (a kubelet names the
+	// pod's address, haproxy's checks none): they tell nothing. The
+	// metrics name toolboxes and servers: on loopback, where a page
+	// rebound to it could read them, they are Host-checked too.
+	metrics := f.metrics.handler()
+	if f.loopback {
+		metrics = f.checkHost(metrics)
+	}
+	mux.Handle("GET /metrics", metrics)
 	if f.o.Auth != nil {
 		if md := f.o.Auth.MetadataHandler(); md != nil {
 			mux.Handle("/.well-known/oauth-protected-resource", md)
@@ -313,9 +323,9 @@ func (f *httpFront) handler() http.Handler {
 	if f.o.Auth != nil {
 		mcpH = f.o.Auth.Middleware(mcpH)
 	}
-	mcpH = f.checkOrigin(mcpH)
+	mcpH = f.checkHost(f.checkOrigin(mcpH))
 	mux.Handle("/mcp", mcpH)
-	return f.checkHost(f.metrics.count(mux))
+	return f.metrics.count(mux)
 }
 
 // jsonError answers with a JSON-RPC error body (no id: the request was not

@@ -334,6 +334,22 @@ func TestHTTPRefusesBadRequests(t *testing.T) {
 			}
 		})
 	}
+	// The probes answer whatever Host they name (a kubelet names the
+	// pod's address, a load balancer's check none); /mcp does not.
+	for _, host := range []string{"10.1.2.3:8080", ""} {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			req, _ := http.NewRequest(http.MethodGet, e.base+path, nil)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s with Host %q: %d; want 200", path, host, resp.StatusCode)
+			}
+		}
+	}
 	// An allowed origin passes; the one session allowed is taken, and a
 	// second is refused with a time to retry.
 	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders("Origin", "https://app.example.com"), initBody)
