@@ -1,0 +1,763 @@
+package main
+
+// Three workbenches serving over HTTP (serve --http) behind haproxy, with
+// deploy/haproxy.cfg: the harness of TestHTTPReplicasBehindHAProxy (make
+// test: a few hosts, correctness only) and BenchmarkHTTPReplicas (make
+// bench: 200 hosts, figures).
+//
+// Each replica runs the same configuration: toolbox "bench" with one fake
+// server whose name is ${WB_REPLICA}, the replica's name, so that every
+// echo answer says which replica answered it. Hosts of two kinds call
+// use_tool → echo with a text of their own and check that the answer
+// holds it: stateless hosts speak 2026-07-28 (no session: any replica
+// answers, round robin), session hosts 2025-11-25 (Mcp-Session-Id: haproxy's
+// stick table keeps them on one replica). Mid-run one replica is killed
+// (SIGKILL): stateless calls go on through the others; the sessions it
+// held are answered 404 by the others, and their hosts start new ones.
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// replica is one serve --http process.
+type replica struct {
+	name string
+	addr string // HOST:PORT it reported
+	cmd  *exec.Cmd
+	log  *fakeserver.Buffer
+	done chan struct{}
+}
+
+var servingLine = regexp.MustCompile(`msg="serving over HTTP".*\baddr=(\S+)`)
+
+// startReplica starts mcp-workbench serve --http 127.0.0.1:0 --config cfg
+// (this test binary as main), its processes tagged tag, its user folders
+// in home, and waits (bounded) for the line that gives its address. The
+// clean-up stops it with SIGTERM (SIGKILL if it is still there after 30s).
+func startReplica(t testing.TB, cfg, tag, home string) *replica {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "serve", "--http", "127.0.0.1:0", "--config", cfg, "--log-level", "info")
+	cmd.Env = append(os.Environ(), envMain+"=1", fakeserver.TagVar+"="+tag, "WB_REPLICA="+tag)
+	for _, v := range fakeserver.HomeVars {
+		cmd.Env = append(cmd.Env, v+"="+home)
+	}
+	cmd.Env = append(cmd.Env, strings.Fields(os.Getenv("WB_BENCH_ENV"))...)
+	r := &replica{name: tag, cmd: cmd, log: &fakeserver.Buffer{}, done: make(chan struct{})}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(r.log, sc.Text())
+			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addr <- strings.Trim(m[1], `"`):
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(r.log, stderr)
+	}()
+	go func() { _ = cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() { r.stop(t) })
+	select {
+	case r.addr = <-addr:
+	case <-r.done:
+		t.Fatalf("replica %s exited before serving:\n%s", tag, r.log)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("replica %s did not log its address within 60s:\n%s", tag, r.log)
+	}
+	return r
+}
+
+// stop ends the replica gracefully (SIGTERM), and for good after 30s.
+func (r *replica) stop(t testing.TB) {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Errorf("replica %s did not stop within 30s of SIGTERM:\n%s", r.name, r.log)
+	}
+}
+
+// kill ends the replica at once, as a crash or an evicted pod does.
+func (r *replica) kill() {
+	_ = r.cmd.Process.Kill()
+	<-r.done
+}
+
+// writeHAProxyConfig makes deploy/haproxy.cfg a configuration for this
+// machine: its frontend bound to bind, its replicas (the server-template
+// line) the given addresses, without DNS (they are addresses), and a
+// stats socket to read servers' states from. Everything else — balance,
+// stick table, health checks, retries — is the file's.
+func writeHAProxyConfig(t testing.TB, bind string, servers []string, statsSock string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(deployDir(t), "haproxy.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	var bound, templated, resolvers bool
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0 || strings.HasPrefix(f[0], "#"):
+			out = append(out, line)
+		case f[0] == "global":
+			out = append(out, line, "    stats socket "+statsSock+" mode 600 level admin")
+		case f[0] == "resolvers":
+			// The section, up to the next one: the test's replicas are
+			// addresses.
+			resolvers = true
+			for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || strings.HasPrefix(lines[i+1], " ")) {
+				i++
+			}
+		case f[0] == "bind":
+			bound = true
+			out = append(out, "    bind "+bind)
+		case f[0] == "default-server":
+			line = regexp.MustCompile(`\s+resolvers \S+|\s+init-addr \S+`).ReplaceAllString(line, "")
+			out = append(out, line)
+		case f[0] == "server-template":
+			templated = true
+			for i, s := range servers {
+				out = append(out, fmt.Sprintf("    server wb%d %s", i+1, s))
+			}
+		default:
+			out = append(out, line)
+		}
+	}
+	if !bound || !templated || !resolvers {
+		t.Fatalf("deploy/haproxy.cfg has no bind, server-template or resolvers line to replace (%v %v %v)", bound, templated, resolvers)
+	}
+	p := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(p, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// haproxy is haproxy running in the foreground.
+type haproxy struct {
+	addr  string // the frontend, HOST:PORT
+	stats string // its stats socket
+	log   *fakeserver.Buffer
+	cmd   *exec.Cmd
+	done  chan struct{}
+}
+
+// startHAProxy runs haproxy -db in front of the replicas and waits
+// (bounded) until its health checks see every one of them up.
+func startHAProxy(t testing.TB, replicas []*replica) *haproxy {
+	t.Helper()
+	bin := haproxyPath(t)
+	var servers []string
+	for _, r := range replicas {
+		servers = append(servers, r.addr)
+	}
+	// The stats socket's path must be short (sun_path): not under a test's
+	// long temp folder.
+	sockDir, err := os.MkdirTemp("", "wbhap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	h := &haproxy{stats: filepath.Join(sockDir, "stats.sock"), log: &fakeserver.Buffer{}, done: make(chan struct{})}
+	// A free port, found by listening: haproxy binds it a moment later. If
+	// another process took it meanwhile, haproxy exits, and we try again.
+	for attempt := 0; ; attempt++ {
+		h.addr = fmt.Sprintf("127.0.0.1:%d", fakeserver.FreePort(t))
+		cfg := writeHAProxyConfig(t, h.addr, servers, h.stats)
+		h.cmd = exec.Command(bin, "-db", "-f", cfg)
+		h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
+		if err := h.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		h.done = make(chan struct{})
+		go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(h.cmd, h.done)
+		up := h.waitUp(len(replicas))
+		if up {
+			break
+		}
+		h.stop(t)
+		if attempt == 2 {
+			t.Fatalf("haproxy did not see the replicas up:\n%s", h.log)
+		}
+	}
+	t.Cleanup(func() { h.stop(t) })
+	return h
+}
+
+// waitUp waits up to 30s for n servers up, false if haproxy exits first.
+func (h *haproxy) waitUp(n int) bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-h.done:
+			return false
+		default:
+		}
+		up := 0
+		for _, s := range h.servers() {
+			if strings.HasPrefix(s.status, "UP") {
+				up++
+			}
+		}
+		if up == n {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+func (h *haproxy) stop(t testing.TB) {
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	_ = h.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-h.done:
+	case <-time.After(15 * time.Second):
+		_ = h.cmd.Process.Kill()
+		<-h.done
+		t.Errorf("haproxy did not stop within 15s of SIGTERM")
+	}
+}
+
+// backendServer is one server line of haproxy's show stat.
+type backendServer struct {
+	name, status string
+	sessions     string // stot: connections (sessions) it was given
+}
+
+// servers reads the backend's servers from the stats socket.
+func (h *haproxy) servers() []backendServer {
+	c, err := net.DialTimeout("unix", h.stats, 5*time.Second)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "show stat\n"); err != nil {
+		return nil
+	}
+	data, _ := io.ReadAll(c)
+	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(data), "# ")))
+	r.FieldsPerRecord = -1
+	rows, _ := r.ReadAll()
+	if len(rows) == 0 {
+		return nil
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	var out []backendServer
+	for _, row := range rows[1:] {
+		if len(row) <= col["status"] || row[col["pxname"]] != "workbench" || row[col["svname"]] == "BACKEND" {
+			continue
+		}
+		out = append(out, backendServer{name: row[col["svname"]], status: row[col["status"]], sessions: row[col["stot"]]})
+	}
+	return out
+}
+
+// replicaConfig is the configuration every replica runs: one fake server
+// named after the replica (WB_REPLICA, set per process).
+func replicaConfig(t testing.TB) string {
+	return writeConfig(t, oneToolbox(map[string]any{"s": fakeEntry("${WB_REPLICA}")}))
+}
+
+// fleet is three replicas behind haproxy.
+type fleet struct {
+	replicas []*replica
+	proxy    *haproxy
+	tag      string
+}
+
+func startFleet(t testing.TB) *fleet {
+	t.Helper()
+	haproxyPath(t) // fail early, saying how to install it
+	f := &fleet{tag: fmt.Sprintf("wbhttp-%d", time.Now().UnixNano())}
+	var tags []string
+	for i := range 3 {
+		tags = append(tags, fmt.Sprintf("%s-r%d", f.tag, i+1))
+	}
+	// Registered first, so run last: every replica and every server it
+	// started is gone once the clean-ups have stopped them.
+	noneLeft(t, tags...)
+	cfg := replicaConfig(t)
+	home := t.TempDir()
+	for _, tag := range tags {
+		f.replicas = append(f.replicas, startReplica(t, cfg, tag, home))
+	}
+	// Registered after the replicas' clean-ups: stopped before them.
+	f.proxy = startHAProxy(t, f.replicas)
+	return f
+}
+
+// replicaOf is the replica called name (what an echo answer says).
+func (f *fleet) replicaOf(name string) *replica {
+	for _, r := range f.replicas {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// statusCounter counts the HTTP statuses a host's requests got.
+type statusCounter struct {
+	base     http.RoundTripper
+	notFound atomic.Int64 // 404: a session the replica does not know
+	bad      atomic.Int64 // 5xx (haproxy's 502/503 while a replica goes)
+}
+
+func (s *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.base.RoundTrip(req)
+	if err == nil {
+		switch {
+		case resp.StatusCode == http.StatusNotFound:
+			s.notFound.Add(1)
+		case resp.StatusCode >= 500:
+			s.bad.Add(1)
+		}
+	}
+	return resp, err
+}
+
+// callAttemptTimeout bounds one attempt of a call: only a call cut by the
+// kill reaches it.
+const callAttemptTimeout = 10 * time.Second
+
+// answer is one call's result: what it said and who answered.
+type answer struct {
+	text    string // the text the call sent, as echoed back
+	replica string
+	session string // the host's session ("" for stateless hosts)
+	after   bool   // sent after the kill had completed
+	latency time.Duration
+}
+
+// host is one MCP host of the run.
+type host struct {
+	id       int
+	stateful bool // 2025-11-25 with a session, else 2026-07-28 stateless
+	endpoint string
+	http     *http.Client
+	counter  *statusCounter
+	cs       *mcp.ClientSession
+
+	sessions  []string // every session it had, in order
+	restarts  int      // new sessions after the old one was gone
+	cut       int      // attempts given up after callAttemptTimeout
+	retries   int      // calls sent again after a failure
+	answers   []answer
+	saw404    bool
+	lastError error
+}
+
+func (h *host) connect(ctx context.Context) error {
+	version := "2026-07-28"
+	if h.stateful {
+		version = "2025-11-25"
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("host-%d", h.id), Version: "1"}, nil).
+		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.endpoint, HTTPClient: h.http, MaxRetries: 2}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return err
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		cs.Close()
+		return fmt.Errorf("host %d: protocol %s, want %s", h.id, got, version)
+	}
+	if h.stateful != (cs.ID() != "") {
+		cs.Close()
+		return fmt.Errorf("host %d (%s): session id %q", h.id, version, cs.ID())
+	}
+	h.cs = cs
+	h.sessions = append(h.sessions, cs.ID())
+	return nil
+}
+
+// call sends one use_tool → echo of text and checks its answer, trying
+// again as a host does: a stateless call is sent again (haproxy picks a
+// live replica); a session whose replica answered 404 is begun again.
+func (h *host) call(ctx context.Context, text string, killed func() bool) error {
+	start := time.Now()
+	after := killed()
+	var err error
+	for attempt := range 10 {
+		if attempt > 0 {
+			h.retries++
+			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
+		}
+		if h.cs == nil {
+			if err = h.connect(ctx); err != nil {
+				continue
+			}
+		}
+		before404 := h.counter.notFound.Load()
+		var res *mcp.CallToolResult
+		// A call whose replica is killed while it answers as an event
+		// stream never ends (the client cannot resume a stream without
+		// event ids): the host gives up on it after callAttemptTimeout.
+		cctx, cancel := context.WithTimeout(ctx, callAttemptTimeout)
+		res, err = h.cs.CallTool(cctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("bench", "s", "echo", map[string]any{"text": text})})
+		cancel()
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				h.cut++
+			}
+			if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) || h.counter.notFound.Load() > before404 {
+				// The connection is over; for a session host, its
+				// replica is gone and another answered 404.
+				if h.stateful {
+					h.saw404 = h.saw404 || h.counter.notFound.Load() > 0
+					h.restarts++
+				}
+				h.cs.Close()
+				h.cs = nil
+			}
+			continue
+		}
+		if res.IsError {
+			return fmt.Errorf("host %d: echo %q: tool error %v", h.id, text, res.Content)
+		}
+		var out struct {
+			Server string
+			Args   struct{ Text string }
+		}
+		if len(res.Content) != 1 {
+			return fmt.Errorf("host %d: echo %q: %d contents", h.id, text, len(res.Content))
+		}
+		tc, _ := res.Content[0].(*mcp.TextContent)
+		if tc == nil || json.Unmarshal([]byte(tc.Text), &out) != nil {
+			return fmt.Errorf("host %d: echo %q: answer %v", h.id, text, res.Content[0])
+		}
+		h.answers = append(h.answers, answer{text: out.Args.Text, replica: out.Server, session: h.cs.ID(), after: after, latency: time.Since(start)})
+		if out.Args.Text != text {
+			return fmt.Errorf("host %d: sent %q, answered %q", h.id, text, out.Args.Text)
+		}
+		return nil
+	}
+	h.lastError = err
+	return fmt.Errorf("host %d: echo %q: no answer after 10 tries: %v", h.id, text, err)
+}
+
+// runResult is what a run of hosts gave.
+type runResult struct {
+	hosts      []*host
+	victim     *replica
+	killedAt   int // calls answered when the kill was done
+	elapsed    time.Duration
+	calls      int
+	sent       map[string]int // text → times sent (once each)
+	answered   map[string]int // text → times answered
+	statuses   [2]int64       // 404s, 5xx seen by the hosts
+	errs       []error
+	restarts   int
+	retries    int
+	cut        int
+	latencies  []time.Duration
+	byReplica  map[string]int // stateless answers per replica
+	afterKill  map[string]int // stateless answers per replica, sent after the kill
+	victimSess int            // session hosts whose session was on the victim
+}
+
+// drive runs nHosts hosts (every other one with a session) making
+// callsPerHost calls each, all at once, and kills one replica (the one
+// holding host 1's session) once killAfter calls are answered.
+func (f *fleet) drive(t testing.TB, nHosts, callsPerHost, killAfter int) *runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	transport := &http.Transport{MaxIdleConns: 2 * nHosts, MaxIdleConnsPerHost: 2 * nHosts, IdleConnTimeout: time.Minute}
+	defer transport.CloseIdleConnections()
+	res := &runResult{sent: map[string]int{}, answered: map[string]int{}, byReplica: map[string]int{}, afterKill: map[string]int{}}
+	for i := range nHosts {
+		counter := &statusCounter{base: transport}
+		res.hosts = append(res.hosts, &host{id: i, stateful: i%2 == 1, endpoint: "http://" + f.proxy.addr + "/mcp", http: &http.Client{Transport: counter}, counter: counter})
+	}
+	var answeredN atomic.Int64
+	var killedFlag atomic.Bool
+	killed := killedFlag.Load
+	// Host 1 has a session: its replica is the one killed, so that the
+	// kill always ends sessions.
+	victimName := make(chan string, 1)
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	start := time.Now()
+	for _, h := range res.hosts {
+		wg.Go(func() {
+			defer func() {
+				if h.cs != nil {
+					h.cs.Close()
+				}
+			}()
+			for c := range callsPerHost {
+				text := fmt.Sprintf("host-%d-call-%d", h.id, c)
+				if err := h.call(ctx, text, killed); err != nil {
+					errMu.Lock()
+					res.errs = append(res.errs, err)
+					errMu.Unlock()
+					return
+				}
+				if h.id == 1 && c == 0 {
+					victimName <- h.answers[0].replica
+				}
+				answeredN.Add(1)
+			}
+		})
+	}
+	// The killer: once killAfter calls are answered, SIGKILL the victim.
+	killDone := make(chan struct{})
+	go func() {
+		defer close(killDone)
+		var name string
+		select {
+		case name = <-victimName:
+		case <-ctx.Done():
+			return
+		}
+		for answeredN.Load() < int64(killAfter) && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		res.victim = f.replicaOf(name)
+		if res.victim == nil {
+			return
+		}
+		res.victim.kill()
+		res.killedAt = int(answeredN.Load())
+		killedFlag.Store(true)
+	}()
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	cancel()
+	<-killDone
+	if res.victim != nil && !killedFlag.Load() {
+		res.victim = nil // the run ended before the kill
+	}
+	for _, h := range res.hosts {
+		res.restarts += h.restarts
+		res.retries += h.retries
+		res.cut += h.cut
+		res.statuses[0] += h.counter.notFound.Load()
+		res.statuses[1] += h.counter.bad.Load()
+		for c := range callsPerHost {
+			res.sent[fmt.Sprintf("host-%d-call-%d", h.id, c)]++
+		}
+		for _, a := range h.answers {
+			res.answered[a.text]++
+			res.latencies = append(res.latencies, a.latency)
+			res.calls++
+			if !h.stateful {
+				res.byReplica[a.replica]++
+				if a.after {
+					res.afterKill[a.replica]++
+				}
+			}
+		}
+		if h.stateful && res.victim != nil && len(h.answers) > 0 && h.answers[0].replica == res.victim.name {
+			res.victimSess++
+		}
+	}
+	slices.Sort(res.latencies)
+	return res
+}
+
+// check asserts what every run must show, whatever its size: every call
+// answered once with its own text; stateless calls spread over every
+// replica, and after the kill over the survivors only; each session on one
+// replica; the sessions of the killed replica answered 404 and begun
+// again on a survivor, the others never moved.
+func (r *runResult) check(t testing.TB, f *fleet) {
+	t.Helper()
+	for _, err := range r.errs {
+		t.Error(err)
+	}
+	if r.victim == nil {
+		t.Fatal("no replica was killed during the run")
+	}
+	for text, n := range r.sent {
+		if r.answered[text] != n {
+			t.Errorf("%q sent %d time(s), answered %d time(s)", text, n, r.answered[text])
+		}
+	}
+	for text := range r.answered {
+		if r.sent[text] == 0 {
+			t.Errorf("%q answered, never sent", text)
+		}
+	}
+	for _, rep := range f.replicas {
+		if r.byReplica[rep.name] == 0 {
+			t.Errorf("replica %s answered no stateless call; per replica: %v", rep.name, r.byReplica)
+		}
+		if rep != r.victim && r.afterKill[rep.name] == 0 {
+			t.Errorf("replica %s answered no stateless call after the kill; per replica: %v", rep.name, r.afterKill)
+		}
+	}
+	if r.afterKill[r.victim.name] != 0 {
+		t.Errorf("the killed replica %s answered %d call(s) sent after it was gone", r.victim.name, r.afterKill[r.victim.name])
+	}
+	if r.victimSess == 0 {
+		t.Errorf("no session was on the killed replica %s", r.victim.name)
+	}
+	for _, h := range r.hosts {
+		if !h.stateful || len(h.answers) == 0 {
+			continue
+		}
+		// Within one session, one replica.
+		on := map[string]string{}
+		for _, a := range h.answers {
+			if prev, ok := on[a.session]; ok && prev != a.replica {
+				t.Errorf("host %d: session %s answered by %s and %s", h.id, a.session, prev, a.replica)
+			}
+			on[a.session] = a.replica
+		}
+		first := h.answers[0].replica
+		last := h.answers[len(h.answers)-1]
+		switch {
+		case first == r.victim.name && last.after:
+			if !h.saw404 || h.restarts == 0 || len(h.sessions) < 2 {
+				t.Errorf("host %d: its session's replica was killed, yet 404 seen %v, %d new session(s)", h.id, h.saw404, h.restarts)
+			}
+			if last.replica == r.victim.name || last.session == h.sessions[0] {
+				t.Errorf("host %d: after the kill still answered by %s in session %s", h.id, last.replica, last.session)
+			}
+		case first != r.victim.name:
+			if h.restarts != 0 || len(h.sessions) != 1 {
+				t.Errorf("host %d: its replica %s lived, yet %d new session(s) (404 seen %v)", h.id, first, h.restarts, h.saw404)
+			}
+		}
+	}
+}
+
+// TestHTTPReplicasBehindHAProxy: three workbenches behind haproxy with
+// deploy/haproxy.cfg and a few hosts: 2026-07-28 calls spread over the
+// three, 2025 sessions kept on one replica, one replica killed mid-run —
+// stateless calls go on through the others, its sessions get 404 and
+// begin again — and every call answered once with its own text.
+// (BenchmarkHTTPReplicas is the same with 200 hosts, for figures.)
+func TestHTTPReplicasBehindHAProxy(t *testing.T) {
+	f := startFleet(t)
+	res := f.drive(t, 8, 12, 40)
+	res.check(t, f)
+	// haproxy saw the killed replica go down through its health checks.
+	fakeserver.Eventually(t, "haproxy marking the killed replica down", func() bool {
+		for i, s := range f.proxy.servers() {
+			if f.replicas[i] == res.victim && strings.HasPrefix(s.status, "DOWN") {
+				return true
+			}
+		}
+		return false
+	})
+	if t.Failed() {
+		t.Logf("haproxy log:\n%s", f.proxy.log)
+		for _, r := range f.replicas {
+			t.Logf("replica %s log:\n%s", r.name, r.log)
+		}
+	}
+	t.Logf("stateless answers per replica: %v (after the kill: %v); %d sessions restarted, %d retries, 404s %d, 5xx %d",
+		res.byReplica, res.afterKill, res.restarts, res.retries, res.statuses[0], res.statuses[1])
+}
+
+// BenchmarkHTTPReplicas: 200 hosts at once (half 2026-07-28 stateless,
+// half 2025-11-25 with sessions) make 50 calls each of use_tool through
+// haproxy in front of three workbenches; halfway one replica is killed.
+// Each op is that whole run (run it with -benchtime 1x): its time is
+// meaningless. It reports the latency of a call as its host sees it
+// (tries again included), calls a second, how the stateless calls spread
+// over the replicas, what the kill cost (sessions begun again, 404s, calls
+// cut and tried again), and the calls lost or answered twice (0: the run
+// fails otherwise).
+func BenchmarkHTTPReplicas(b *testing.B) {
+	const hosts, perHost = 200, 50
+	var res *runResult
+	var f *fleet
+	for b.Loop() {
+		b.StopTimer()
+		f = startFleet(b)
+		b.StartTimer()
+		res = f.drive(b, hosts, perHost, hosts*perHost/2)
+		b.StopTimer()
+		res.check(b, f)
+		for _, r := range f.replicas {
+			r.stop(b)
+		}
+		f.proxy.stop(b)
+		b.StartTimer()
+	}
+	lost, twice := 0, 0
+	for text, n := range res.sent {
+		switch {
+		case res.answered[text] < n:
+			lost++
+		case res.answered[text] > n:
+			twice++
+		}
+	}
+	q := func(p int) float64 { return float64(res.latencies[len(res.latencies)*p/100].Microseconds()) }
+	b.ReportMetric(float64(hosts), "hosts")
+	b.ReportMetric(float64(res.calls), "calls")
+	b.ReportMetric(q(50), "p50-µs")
+	b.ReportMetric(q(99), "p99-µs")
+	b.ReportMetric(float64(res.calls)/res.elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(lost), "lost")
+	b.ReportMetric(float64(twice), "answered-twice")
+	b.ReportMetric(float64(res.victimSess), "sessions-on-killed")
+	b.ReportMetric(float64(res.restarts), "sessions-restarted")
+	b.ReportMetric(float64(res.statuses[0]), "404s")
+	b.ReportMetric(float64(res.cut), "calls-cut-by-kill")
+	b.ReportMetric(float64(res.retries), "calls-retried")
+	total := 0
+	for _, n := range res.byReplica {
+		total += n
+	}
+	for i, r := range f.replicas {
+		b.ReportMetric(100*float64(res.byReplica[r.name])/float64(total), fmt.Sprintf("stateless-%%-replica-%d", i+1))
+	}
+}
