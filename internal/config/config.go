@@ -88,6 +88,9 @@ type Config struct {
 	// "permissions": without, every call is allowed and use_tool looks at
 	// no rule.
 	AnyPermissions bool
+	// HTTP is the top-level "http": how serve --http serves, its defaults
+	// filled in.
+	HTTP Serving
 	// Warnings are problems that do not stop the workbench, such as
 	// unknown keys (hosts add their own), each naming its JSON path.
 	Warnings []string
@@ -101,6 +104,9 @@ type Toolbox struct {
 	Servers []*Server
 	// Permissions are the toolbox's "permissions"; nil: none.
 	Permissions *permissions.Rules
+	// Access is the toolbox's "access": who may use it over HTTP; nil:
+	// everyone.
+	Access *Access
 }
 
 // The values of "toolChanges".
@@ -374,6 +380,7 @@ func loadData(path string, data []byte, lookup LookupFunc, unsetWarns bool) (*Co
 	// A relative cwd is taken from the configuration file's folder: the
 	// workbench's own working directory depends on the host that starts it.
 	dir := filepath.Dir(path)
+	cfg.HTTP.resolve(dir)
 	for _, tb := range cfg.Toolboxes {
 		for _, s := range tb.Servers {
 			if s.Cwd != "" && !filepath.IsAbs(s.Cwd) {

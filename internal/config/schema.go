@@ -33,6 +33,11 @@ type schemaInfo struct {
 	oauth    map[string]string
 	// permissions are the keys of a "permissions" object.
 	permissions map[string]string
+	// http are the keys of the "http" object, and of the objects in it
+	// by their key ("limits", "auth", "auth.oauth", "tls"); access those
+	// of a toolbox's "access".
+	http   map[string]map[string]string
+	access map[string]string
 }
 
 var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
@@ -52,7 +57,8 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 	}
 	type object struct {
 		Properties map[string]struct {
-			Description string `json:"description"`
+			Description string          `json:"description"`
+			Properties  json.RawMessage `json:"properties"`
 		} `json:"properties"`
 	}
 	var raw struct {
@@ -69,7 +75,24 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 		}
 		return out
 	}
+	// nested describes the object at a property of o, by its key.
+	nested := func(o object, key string) object {
+		var n object
+		if p, ok := o.Properties[key]; ok && len(p.Properties) > 0 {
+			_ = json.Unmarshal([]byte(`{"properties":`+string(p.Properties)+`}`), &n)
+		}
+		return n
+	}
+	httpDef, auth := raw.Defs["http"], nested(raw.Defs["http"], "auth")
 	return &schemaInfo{
+		http: map[string]map[string]string{
+			"":           describe(httpDef),
+			"limits":     describe(nested(httpDef, "limits")),
+			"tls":        describe(nested(httpDef, "tls")),
+			"auth":       describe(auth),
+			"auth.oauth": describe(nested(auth, "oauth")),
+		},
+		access:      describe(nested(raw.Defs["toolbox"], "access")),
 		compiled:    compiled,
 		top:         describe(raw.object),
 		toolbox:     describe(raw.Defs["toolbox"]),

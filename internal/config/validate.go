@@ -246,6 +246,7 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 	})
 	cfg.Permissions = v.permissions(root.get("permissions"), "permissions", true, info)
 	cfg.Shared = boolean(root.get("shared"), false)
+	cfg.HTTP = v.http(root.get("http"), info)
 	def.shared, v.topShared = cfg.Shared, cfg.Shared
 	tbs := root.get("toolboxes")
 	v.checkNames(tbs, "toolboxes")
@@ -268,6 +269,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 	v.checkUnknown(n, p, info.toolbox, "toolbox")
 	tb := &Toolbox{Name: name, Description: str(n.get("description"))}
 	tb.Permissions = v.permissions(n.get("permissions"), JoinPath(p, "permissions"), true, info)
+	tb.Access = v.access(n.get("access"), JoinPath(p, "access"), info)
 	if isTODO(tb.Description) {
 		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
 	}
