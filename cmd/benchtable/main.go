@@ -2,7 +2,8 @@
 // (go test -bench ./cmd/mcp-workbench) into the table that make bench
 // prints: the workbench beside the same server called directly, and the
 // ratios; then, if BenchmarkShared ran, sessions sharing their servers
-// beside sessions running their own.
+// beside sessions running their own; then, if BenchmarkHTTPReplicas ran,
+// three workbenches serving HTTP behind haproxy.
 //
 //	go test -run '^$' -bench . ./cmd/mcp-workbench | benchtable
 package main
@@ -32,6 +33,7 @@ func main() {
 	}
 	write(os.Stdout, results)
 	writeShared(os.Stdout, results)
+	writeHTTP(os.Stdout, results)
 }
 
 // results maps a benchmark name (without the -GOMAXPROCS suffix) to its
@@ -258,4 +260,36 @@ func writeShared(w io.Writer, r results) {
 			row("CPU per call, workbench processes", fmt.Sprintf("%.0f µs", c["own-workbench-cpu-µs/call"]), fmt.Sprintf("%.0f µs relay + %.0f µs shared", rl, sw), hop)
 		}
 	}
+}
+
+// writeHTTP prints BenchmarkHTTPReplicas's figures: hosts calling three
+// workbenches behind haproxy, one of them killed halfway.
+func writeHTTP(w io.Writer, r results) {
+	m, ok := r["HTTPReplicas"]
+	if !ok {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| HTTP: 3 replicas behind haproxy, one killed halfway | |")
+	fmt.Fprintln(w, "| --- | ---: |")
+	row := func(measure, value string) { fmt.Fprintf(w, "| %s | %s |\n", measure, value) }
+	row("Hosts at once (half 2026-07-28 stateless, half 2025-11-25 sessions)", fmt.Sprintf("%.0f", m["hosts"]))
+	row("Calls (use_tool), all answered", fmt.Sprintf("%.0f", m["calls"]))
+	row("Call latency, median", fmt.Sprintf("%.1f ms", m["p50-µs"]/1e3))
+	row("Call latency, 99th percentile", fmt.Sprintf("%.1f ms", m["p99-µs"]/1e3))
+	row("Throughput", fmt.Sprintf("%.0f calls/s", m["calls/s"]))
+	var shares []string
+	for i := 1; ; i++ {
+		v, ok := m[fmt.Sprintf("stateless-%%-replica-%d", i)]
+		if !ok {
+			break
+		}
+		shares = append(shares, fmt.Sprintf("%.0f%%", v))
+	}
+	if len(shares) > 0 {
+		row("Stateless calls per replica", strings.Join(shares, " / "))
+	}
+	row("Sessions on the killed replica → begun again after a 404", fmt.Sprintf("%.0f → %.0f (%.0f 404s)", m["sessions-on-killed"], m["sessions-restarted"], m["404s"]))
+	row("Calls cut by the kill, tried again", fmt.Sprintf("%.0f (%.0f tries again in all)", m["calls-cut-by-kill"], m["calls-retried"]))
+	row("Calls lost / answered twice", fmt.Sprintf("%.0f / %.0f", m["lost"], m["answered-twice"]))
 }

@@ -44,3 +44,35 @@ BenchmarkShared/call-2         	   10000	   4649715 ns/op	       369.0 byte-rela
 		t.Errorf("a sharing table without BenchmarkShared:\n%s", out.String())
 	}
 }
+
+// BenchmarkHTTPReplicas's line makes a table of its own, last; without it
+// there is none.
+func TestHTTPTable(t *testing.T) {
+	in := "BenchmarkHTTPReplicas-2 \t1\t31000000000 ns/op\t 10000 calls\t 3400 calls/s\t 12.5 calls-cut-by-kill\t 40 calls-retried\t 200 hosts\t 0 lost\t 0 answered-twice\t 38 404s\t 2100 p50-µs\t 48000 p99-µs\t 33 sessions-on-killed\t 33 sessions-restarted\t 36.0 stateless-%-replica-1\t 33.5 stateless-%-replica-2\t 30.5 stateless-%-replica-3\n"
+	r, _, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	writeHTTP(&out, r)
+	for _, want := range []string{
+		"| HTTP: 3 replicas behind haproxy, one killed halfway | |",
+		"| Hosts at once (half 2026-07-28 stateless, half 2025-11-25 sessions) | 200 |",
+		"| Call latency, median | 2.1 ms |",
+		"| Call latency, 99th percentile | 48.0 ms |",
+		"| Throughput | 3400 calls/s |",
+		"| Stateless calls per replica | 36% / 34% / 30% |",
+		"| Sessions on the killed replica → begun again after a 404 | 33 → 33 (38 404s) |",
+		"| Calls lost / answered twice | 0 / 0 |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	r, _, _ = parse(strings.NewReader("BenchmarkCall/direct-2  10  5 ns/op  1 p50-µs\n"))
+	out.Reset()
+	writeHTTP(&out, r)
+	if out.Len() != 0 {
+		t.Errorf("an HTTP table without BenchmarkHTTPReplicas:\n%s", out.String())
+	}
+}

@@ -36,7 +36,7 @@ func deployDir(t testing.TB) string {
 }
 
 // manifest is one Kubernetes object as YAML gives it.
-type manifest map[string]any
+type manifest = map[string]any
 
 // dig follows keys (and list indexes, as ints) into v; nil when a step is
 // missing.

@@ -306,9 +306,13 @@ func (h *haproxy) servers() []backendServer {
 }
 
 // replicaConfig is the configuration every replica runs: one fake server
-// named after the replica (WB_REPLICA, set per process).
+// named after the replica (WB_REPLICA, set per process), limits raised.
 func replicaConfig(t testing.TB) string {
-	return writeConfig(t, oneToolbox(map[string]any{"s": fakeEntry("${WB_REPLICA}")}))
+	cfg := oneToolbox(map[string]any{"s": fakeEntry("${WB_REPLICA}")})
+	// Hosts here are many and fast, all anonymous on loopback: the
+	// limits per caller are raised out of the way, the rest are defaults.
+	cfg["http"] = map[string]any{"limits": map[string]any{"callsPerSecond": 1e6, "burst": 1e6, "concurrentCalls": 1000, "maxSessions": 10000}}
+	return writeConfig(t, cfg)
 }
 
 // fleet is three replicas behind haproxy.
