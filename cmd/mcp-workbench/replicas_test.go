@@ -514,8 +514,11 @@ type runResult struct {
 
 // drive runs nHosts hosts (every other one with a session) making
 // callsPerHost calls each, all at once, and kills one replica (the one
-// holding host 1's session) once killAfter calls are answered.
-func (f *fleet) drive(t testing.TB, nHosts, callsPerHost, killAfter int) *runResult {
+// holding host 1's session) once half the calls are answered. With gate,
+// every host waits at its half for the kill to be done, so that each has
+// calls before and after it whatever the machine's speed (the test);
+// without, the kill comes as it comes, calls in flight (the benchmark).
+func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -526,23 +529,41 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost, killAfter int) *runRes
 		counter := &statusCounter{base: transport}
 		res.hosts = append(res.hosts, &host{id: i, stateful: i%2 == 1, endpoint: "http://" + f.proxy.addr + "/mcp", http: &http.Client{Transport: counter}, counter: counter})
 	}
-	var answeredN atomic.Int64
+	// answered counts calls answered; arrived hosts at their half (or
+	// ended early: they will make no more calls before the kill).
+	var answered, arrived atomic.Int64
+	killDone := make(chan struct{})
 	var killedFlag atomic.Bool
 	killed := killedFlag.Load
 	// Host 1 has a session: its replica is the one killed, so that the
 	// kill always ends sessions.
-	victimName := make(chan string, 1)
+	var victimName atomic.Value
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
 	start := time.Now()
 	for _, h := range res.hosts {
 		wg.Go(func() {
+			half := false
 			defer func() {
+				if !half {
+					arrived.Add(1)
+				}
 				if h.cs != nil {
 					h.cs.Close()
 				}
 			}()
 			for c := range callsPerHost {
+				if c == callsPerHost/2 {
+					half = true
+					arrived.Add(1)
+					if gate {
+						select {
+						case <-killDone:
+						case <-ctx.Done():
+							return
+						}
+					}
+				}
 				text := fmt.Sprintf("host-%d-call-%d", h.id, c)
 				if err := h.call(ctx, text, killed); err != nil {
 					errMu.Lock()
@@ -551,31 +572,28 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost, killAfter int) *runRes
 					return
 				}
 				if h.id == 1 && c == 0 {
-					victimName <- h.answers[0].replica
+					victimName.Store(h.answers[0].replica)
 				}
-				answeredN.Add(1)
+				answered.Add(1)
 			}
 		})
 	}
-	// The killer: once killAfter calls are answered, SIGKILL the victim.
-	killDone := make(chan struct{})
+	// The killer: once half the calls are answered (with gate: every host
+	// at its half), SIGKILL the victim.
 	go func() {
 		defer close(killDone)
-		var name string
-		select {
-		case name = <-victimName:
-		case <-ctx.Done():
-			return
-		}
-		for answeredN.Load() < int64(killAfter) && ctx.Err() == nil {
+		for ctx.Err() == nil {
+			if gate && arrived.Load() == int64(nHosts) || !gate && answered.Load() >= int64(nHosts*(callsPerHost/2)) {
+				break
+			}
 			time.Sleep(time.Millisecond)
 		}
-		res.victim = f.replicaOf(name)
-		if res.victim == nil {
+		name, _ := victimName.Load().(string)
+		if res.victim = f.replicaOf(name); res.victim == nil || ctx.Err() != nil {
 			return
 		}
 		res.victim.kill()
-		res.killedAt = int(answeredN.Load())
+		res.killedAt = int(answered.Load())
 		killedFlag.Store(true)
 	}()
 	wg.Wait()
@@ -688,7 +706,7 @@ func (r *runResult) check(t testing.TB, f *fleet) {
 // (BenchmarkHTTPReplicas is the same with 200 hosts, for figures.)
 func TestHTTPReplicasBehindHAProxy(t *testing.T) {
 	f := startFleet(t)
-	res := f.drive(t, 8, 12, 40)
+	res := f.drive(t, 8, 12, true)
 	res.check(t, f)
 	// haproxy saw the killed replica go down through its health checks.
 	fakeserver.Eventually(t, "haproxy marking the killed replica down", func() bool {
@@ -726,7 +744,7 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 		b.StopTimer()
 		f = startFleet(b)
 		b.StartTimer()
-		res = f.drive(b, hosts, perHost, hosts*perHost/2)
+		res = f.drive(b, hosts, perHost, false)
 		b.StopTimer()
 		res.check(b, f)
 		for _, r := range f.replicas {
