@@ -36,6 +36,15 @@ func capturedServers(t *testing.T) map[string]string {
 // steps, one JSON result per line.
 func tsHost(t *testing.T, steps []map[string]any, args ...string) []json.RawMessage {
 	t.Helper()
+	lines, _ := tsHostWith(t, steps, nil, args...)
+	return lines
+}
+
+// tsHostWith is tsHost with more of the host's environment (HOST_URL:
+// a workbench served over HTTP, which it then starts none of); it returns
+// the host's stderr too.
+func tsHostWith(t *testing.T, steps []map[string]any, env []string, args ...string) ([]json.RawMessage, string) {
+	t.Helper()
 	root := fakeserver.RepoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, "testdata", "npm", "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
 		msg := "the TypeScript MCP client is not installed: run 'make test-deps' (npm ci in testdata/npm)"
@@ -51,7 +60,7 @@ func tsHost(t *testing.T, steps []map[string]any, args ...string) []json.RawMess
 	exe, _ := os.Executable()
 	stepsJSON, _ := json.Marshal(steps)
 	cmd := exec.Command(node, append([]string{filepath.Join(root, "testdata", "npm", "host.mjs"), exe}, args...)...)
-	cmd.Env = append(os.Environ(), envMain+"=1", "HOST_STEPS="+string(stepsJSON))
+	cmd.Env = append(append(os.Environ(), envMain+"=1", "HOST_STEPS="+string(stepsJSON)), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -67,7 +76,7 @@ func tsHost(t *testing.T, steps []map[string]any, args ...string) []json.RawMess
 	if len(lines) != len(steps) {
 		t.Fatalf("host printed %d results for %d steps:\n%s\nstderr:\n%s", len(lines), len(steps), out, clipLog(stderr.String()))
 	}
-	return lines
+	return lines, stderr.String()
 }
 
 func clipLog(s string) string {

@@ -12,6 +12,7 @@ import (
 )
 
 const serveUsage = `Usage: mcp-workbench [serve] [--shared=true|false] [--config PATH] [--log-level LEVEL]
+       mcp-workbench serve --http ADDR [--config PATH] [--log-level LEVEL]
 
 Serves MCP on stdin and stdout: what an MCP host runs. The host sees two
 tools, open_toolbox and use_tool, and the toolboxes of the configuration;
@@ -24,6 +25,13 @@ which wins over it), the session goes to the shared workbench of the
 configuration, started in the background if none runs, whose servers run
 once for every session; see mcp-workbench status.
 
+With --http ADDR (host:port, e.g. 127.0.0.1:8080; the configuration's
+"http" block sets the rest), it serves MCP's Streamable HTTP transport at
+/mcp instead, for web hosts, remote agents and teams: 2026-07-28 requests
+without a session, 2025 hosts with one. On an address other than loopback
+it needs "http.auth". /healthz, /readyz and /metrics are served beside.
+Ends on SIGINT or SIGTERM, after the requests in flight.
+
 Add it to a host's mcpServers:
   "workbench": {"command": "/path/to/mcp-workbench", "args": ["--config", "/path/to/workbench-config.json"]}
 ` + globalFlagsHelp
@@ -32,6 +40,7 @@ Add it to a host's mcpServers:
 type serveOptions struct {
 	globalOptions
 	shared boolFlag // --shared: given, it wins over the configuration's "shared"
+	http   string   // --http: serve Streamable HTTP on this address
 }
 
 // sharing reports whether this session relays to the shared workbench:
@@ -48,6 +57,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs := e.flagSet("serve", &opts.globalOptions)
 	opts.shared = e.shared
 	fs.Var(&opts.shared, "shared", "")
+	fs.StringVar(&opts.http, "http", "", "")
 	positional, err := parse(fs, args)
 	if err == nil {
 		err = noArguments(positional)
@@ -61,6 +71,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 
 	o := front.Options{Version: Version(), Logger: log, LogOut: logOut}
+	if opts.http != "" {
+		return serveHTTP(ctx, cfg, o, opts)
+	}
 	if opts.sharing(cfg) {
 		start := func(sock, config string) (<-chan error, error) {
 			return startSharedDaemon(sock, config, opts.globalOptions)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -97,19 +98,34 @@ func (a *Access) Allows(subject string, groups []string) bool {
 
 // defaultHTTP is what serving over HTTP uses without an "http" block.
 func defaultHTTP() Serving {
-	return Serving{
-		Listen: DefaultHTTPListen,
-		Limits: HTTPLimits{
-			MaxBodyBytes:    DefaultMaxBodyBytes,
-			MaxSessions:     DefaultMaxSessions,
-			SessionIdle:     DefaultSessionIdle,
-			RequestTimeout:  DefaultHTTPRequestTimeout,
-			CallsPerSecond:  DefaultCallsPerSecond,
-			Burst:           DefaultBurst,
-			ConcurrentCalls: DefaultConcurrentCalls,
-			Shutdown:        DefaultShutdown,
-		},
+	return Serving{Listen: DefaultHTTPListen, Limits: HTTPLimits{}.OrDefaults()}
+}
+
+// OrDefaults returns l with each limit left at zero set to its default.
+func (l HTTPLimits) OrDefaults() HTTPLimits {
+	set := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
 	}
+	setD := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if l.CallsPerSecond == 0 {
+		l.CallsPerSecond = DefaultCallsPerSecond
+	}
+	set(&l.MaxSessions, DefaultMaxSessions)
+	set(&l.Burst, DefaultBurst)
+	set(&l.ConcurrentCalls, DefaultConcurrentCalls)
+	setD(&l.SessionIdle, DefaultSessionIdle)
+	setD(&l.RequestTimeout, DefaultHTTPRequestTimeout)
+	setD(&l.Shutdown, DefaultShutdown)
+	return l
 }
 
 // http reads the top-level "http" at p; the schema checked the types.
@@ -135,6 +151,13 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		}
 	}
 	h.AllowedOrigins = strs(n.get("allowedOrigins"))
+	if o := n.get("allowedOrigins"); o != nil && o.kind == kArray {
+		for i, e := range o.vals {
+			if u, err := url.Parse(e.str); e.kind == kString && (err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || (u.Path != "" && u.Path != "/")) {
+				v.problem(JoinPath(p, "allowedOrigins", strconv.Itoa(i)), "%q is not an origin: scheme://host[:port], as a browser's Origin header names it", e.shown())
+			}
+		}
+	}
 	h.AllowedHosts = strs(n.get("allowedHosts"))
 	if t := n.get("tls"); t != nil && t.kind == kObject {
 		v.checkUnknown(t, JoinPath(p, "tls"), info.http["tls"], "tls")
@@ -154,6 +177,13 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		if o := a.get("oauth"); o != nil && o.kind == kObject {
 			op := JoinPath(ap, "oauth")
 			v.checkUnknown(o, op, info.http["auth.oauth"], "oauth")
+			for _, k := range []string{"issuer", "jwksUrl"} {
+				if u := o.get(k); u != nil && u.kind == kString {
+					if pu, err := url.Parse(u.str); err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+						v.problem(JoinPath(op, k), "%q is not an http(s) URL with a host", u.shown())
+					}
+				}
+			}
 			h.OAuth = &HTTPOAuth{
 				Issuer:       str(o.get("issuer")),
 				Audience:     str(o.get("audience")),
@@ -167,7 +197,12 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 			}
 		}
 	}
-	h.StateKey = str(n.get("stateKey"))
+	if k := n.get("stateKey"); k != nil && k.kind == kString {
+		if len(k.str) < 32 {
+			v.problem(JoinPath(p, "stateKey"), "the key is %d characters; a state key needs at least 32 (for example: openssl rand -base64 32), the same on every replica", len(k.str))
+		}
+		h.StateKey = k.str
+	}
 	if l := n.get("limits"); l != nil && l.kind == kObject {
 		v.checkUnknown(l, JoinPath(p, "limits"), info.http["limits"], "limits")
 		lim := &h.Limits
@@ -219,4 +254,18 @@ func (v *validator) access(n *node, p string, info *schemaInfo) *Access {
 	}
 	v.checkUnknown(n, p, info.access, "access")
 	return &Access{Subjects: strs(n.get("subjects")), Groups: strs(n.get("groups"))}
+}
+
+// ForUser returns the configuration as a caller with subject and groups
+// sees it over HTTP: the toolboxes whose "access" allows them. The
+// servers are cfg's own.
+func (c *Config) ForUser(subject string, groups []string) *Config {
+	out := *c
+	out.Toolboxes = nil
+	for _, tb := range c.Toolboxes {
+		if tb.Access.Allows(subject, groups) {
+			out.Toolboxes = append(out.Toolboxes, tb)
+		}
+	}
+	return &out
 }

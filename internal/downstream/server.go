@@ -58,6 +58,9 @@ type Options struct {
 	InstallTimeout time.Duration
 	// ConfigPath is the configuration's file, named in login commands.
 	ConfigPath string
+	// OAuthStore, if set, keeps the logins of remote servers instead of
+	// the user's default store: serving over HTTP, each user's own.
+	OAuthStore *oauth.Store
 	// Catalog, if set, keeps the tools each server lists (for servers whose
 	// configuration allows it), so that a toolbox can be shown from it
 	// while its servers start (see [Server.Cached]).
@@ -254,6 +257,9 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	var oc *oauth.Client
 	if oauth.Applies(cfg) {
 		oc = oauth.NewClient(o.ConfigPath, toolbox, cfg)
+		if o.OAuthStore != nil {
+			oc.WithStore(o.OAuthStore)
+		}
 	}
 	return &Server{
 		pinKey:     PinKeyOf(toolbox, cfg),

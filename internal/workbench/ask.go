@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,6 +40,26 @@ func (w *Workbench) HostCapabilities() *mcp.ClientCapabilities {
 		return nil
 	}
 	return downstream.Relayed(ss.InitializeParams().Capabilities)
+}
+
+// noteRequestCapabilities keeps the capabilities of every request that
+// names its protocol version itself (2026-07-28): a server started by it
+// (an open_toolbox, a search) is told what this host can answer, as one
+// started by a use_tool call is.
+func (w *Workbench) noteRequestCapabilities(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Params may be a typed nil (a request without params).
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
+			meta := p.GetMeta()
+			if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v >= newProtocol {
+				raw, _ := json.Marshal(meta[mcp.MetaKeyClientCapabilities])
+				if caps, hc := requestCapabilities(raw), w.host.Load(); caps != nil && hc != nil {
+					hc.requestCaps.Store(caps)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // askable reports whether the host takes requests of the workbench's own:

@@ -312,36 +312,9 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		}
 		_ = c.write(frame.AppendResponse(nil, id, env.wrap(result, c.w)))
 	}
-	var cancel func()
 	var state string
 	_ = frame.Unmarshal(p.RequestState, &state)
-	if state != "" || (len(p.InputResponses) > 0 && string(p.InputResponses) != "null") {
-		// The host's answers to a held call's input requests.
-		ref, _, err := parseUseInput(p.Arguments)
-		if err != nil {
-			reply(resultJSON("use_tool: "+err.Error(), true))
-			return true
-		}
-		h, why := c.resume(ref, state, p.InputResponses)
-		if h == nil {
-			reply(ref.refused(why))
-			return true
-		}
-		cancel = h.giveUp
-		h.attach(reply)
-	} else if perRequest || c.newProtocol.Load() {
-		// A 2026-07-28 host takes no requests from servers: theirs
-		// turn the call's result into input_required (roundtrip.go).
-		ref, _, _ := parseUseInput(p.Arguments)
-		h := c.holdCall(ref, reply)
-		stop := c.w.useTool(p.Arguments, progress, h.ask, h.finish)
-		h.mu.Lock()
-		h.cancel = stop
-		h.mu.Unlock()
-		cancel = func() { h.giveUp(); stop() }
-	} else {
-		cancel = c.w.useTool(p.Arguments, progress, nil, reply)
-	}
+	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), progress, nil, reply)
 	c.mu.Lock()
 	call.cancel = cancel
 	cancelNow := call.cancelled
@@ -350,6 +323,41 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 		cancel()
 	}
 	return true
+}
+
+// startUse starts a use_tool call of arguments args, or takes the host's
+// retry of a held one (state, responses: its requestState and
+// inputResponses), and returns what gives it up. held says the host takes
+// no requests from servers (2026-07-28): their requests turn the call's
+// result into input_required (roundtrip.go); else the server asks with
+// ask (nil: the workbench's Ask). reply gets the call's answer once, as
+// use.go makes it.
+func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	if state != "" || (len(responses) > 0 && string(responses) != "null") {
+		// The host's answers to a held call's input requests.
+		ref, _, err := parseUseInput(args)
+		if err != nil {
+			reply(resultJSON("use_tool: "+err.Error(), true))
+			return func() {}
+		}
+		h, why := c.resume(ref, state, responses)
+		if h == nil {
+			reply(ref.refused(why))
+			return func() {}
+		}
+		h.attach(reply)
+		return h.giveUp
+	}
+	if !held {
+		return c.w.useTool(args, progress, ask, reply)
+	}
+	ref, _, _ := parseUseInput(args)
+	h := c.holdCall(ref, reply)
+	stop := c.w.useTool(args, progress, h.ask, h.finish)
+	h.mu.Lock()
+	h.cancel = stop
+	h.mu.Unlock()
+	return func() { h.giveUp(); stop() }
 }
 
 // cancelled handles notifications/cancelled for a use_tool call, and

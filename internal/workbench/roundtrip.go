@@ -29,14 +29,15 @@ import (
 // again with the same tool, its inputResponses and that requestState: the
 // answers go to the waiting server, and this second use_tool call gets the
 // call's result, or the next input_required. The request state is opaque to
-// the host and signed (HMAC-SHA-256, with a key made when the process
-// starts): it names the held call, its round, the host connection it was
+// the host and signed (HMAC-SHA-256, with the configured key, else one made when
+// the process starts): it names the held call, its round, the host connection it was
 // given to, and when it expires. A state that was tampered with, comes
 // from another session, is past its expiry or was used already is refused
 // with a tool error; the held call waits for a good one until it expires.
 
-// stateKey signs request states; it lives as long as the process.
-var stateKey = func() []byte {
+// processKey signs request states when no key is configured
+// (Options.StateKey); it lives as long as the process.
+var processKey = func() []byte {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
 	return k
@@ -250,11 +251,11 @@ func (c *hostConn) forgetHeld(id string) {
 // expiry, for this connection only.
 func (c *hostConn) sign(id string, round int, expiry time.Time) string {
 	payload := strings.Join([]string{id, strconv.Itoa(round), strconv.FormatInt(expiry.Unix(), 10), c.id}, ".")
-	return statePrefix + base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(mac(payload))
+	return statePrefix + base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(c.mac(payload))
 }
 
-func mac(payload string) []byte {
-	m := hmac.New(sha256.New, stateKey)
+func (c *hostConn) mac(payload string) []byte {
+	m := hmac.New(sha256.New, c.w.stateKey)
 	m.Write([]byte(payload))
 	return m.Sum(nil)
 }
@@ -267,7 +268,7 @@ func (c *hostConn) resume(ref toolRef, state string, responses json.RawMessage) 
 	enc, sig, ok2 := strings.Cut(body, ".")
 	payload, err := base64.RawURLEncoding.DecodeString(enc)
 	got, err2 := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || !ok2 || err != nil || err2 != nil || !hmac.Equal(got, mac(string(payload))) {
+	if !ok || !ok2 || err != nil || err2 != nil || !hmac.Equal(got, c.mac(string(payload))) {
 		return nil, "the requestState is not one the workbench gave: it was changed, or made elsewhere. Call use_tool again without inputResponses and requestState to start over."
 	}
 	parts := strings.Split(string(payload), ".")
@@ -287,7 +288,7 @@ func (c *hostConn) resume(ref toolRef, state string, responses json.RawMessage) 
 	h := c.held[id]
 	c.heldMu.Unlock()
 	if h == nil {
-		return nil, "the requestState was used already, or its call ended: each requestState is good for one retry. Call use_tool again without inputResponses and requestState to start over."
+		return nil, "the requestState's call is not waiting here: it was used already (each requestState is good for one retry), its call ended, or it waits at another replica of the workbench. Call use_tool again without inputResponses and requestState to start over."
 	}
 	if h.ref != ref {
 		return nil, fmt.Sprintf("the requestState belongs to a call of tool '%s' of server '%s' in toolbox '%s'; retry that call with it", h.ref.Tool, h.ref.Server, h.ref.Toolbox)

@@ -59,6 +59,10 @@ type Options struct {
 	// need the same login get one, each shown its page, and all are told
 	// when it ends. Nil: the workbench's own.
 	Logins *Logins
+	// StateKey signs the request states handed to hosts (roundtrip.go):
+	// workbenches that share it (replicas behind a load balancer) verify
+	// each other's. Nil: a key of the process's own.
+	StateKey []byte
 }
 
 // Workbench holds the toolboxes of one configuration and their servers.
@@ -77,6 +81,8 @@ type Workbench struct {
 	state atomic.Pointer[state]
 
 	logins *Logins // logins whose pages went to a host
+	// stateKey signs request states (Options.StateKey).
+	stateKey []byte
 
 	indexes indexCache // search indexes of recent searches
 
@@ -135,6 +141,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 		catalogOpens: !opts.CatalogStoreOnly,
 		pool:         opts.Pool,
 		logins:       opts.Logins,
+		stateKey:     opts.StateKey,
+	}
+	if w.stateKey == nil {
+		w.stateKey = processKey
 	}
 	if w.logins == nil {
 		w.logins = &Logins{}
@@ -357,22 +367,7 @@ func (w *Workbench) knownToolCount(tb *toolbox) (int, bool) {
 // reads from out, MCP's stdio transport, until the session ends. The
 // caller closes the streams.
 func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*mcp.ServerSession, error) {
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
-		Instructions: w.Instructions(),
-		Logger:       downstream.SDKLogger(w.log),
-		// The host's roots changed: its servers are told (ask.go).
-		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
-		RootsListChangedHandler: w.rootsChanged,
-		// open_toolbox lists the toolboxes, which a reload of the
-		// configuration changes.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		SetCacheable: cacheToolList,
-	})
-	w.hostsMu.Lock()
-	s.AddTool(w.openToolboxTool(), w.handleOpen)
-	s.AddTool(useToolTool(), handleUseElsewhere)
-	w.servers = append(w.servers, s)
-	w.hostsMu.Unlock()
+	s := w.newMCPServer(nil, handleUseElsewhere)
 	t := &hostTransport{w: w, in: in, out: out}
 	ss, err := s.Connect(ctx, t, nil)
 	if err != nil {
@@ -382,6 +377,31 @@ func (w *Workbench) Connect(ctx context.Context, in io.Reader, out io.Writer) (*
 	t.conn.ss.Store(ss)
 	w.host.Store(t.conn)
 	return ss, nil
+}
+
+// newMCPServer is the SDK's server of a host session: the two tools,
+// use_tool served by use. initialized, if set, is told the session once
+// the host initialized it.
+func (w *Workbench) newMCPServer(initialized func(context.Context, *mcp.InitializedRequest), use mcp.ToolHandler) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: w.version}, &mcp.ServerOptions{
+		Instructions: w.Instructions(),
+		Logger:       downstream.SDKLogger(w.log),
+		// The host's roots changed: its servers are told (ask.go).
+		//lint:ignore SA1019 the host's roots are relayed to servers of the 2025 protocols
+		RootsListChangedHandler: w.rootsChanged,
+		// open_toolbox lists the toolboxes, which a reload of the
+		// configuration changes.
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SetCacheable:       cacheToolList,
+		InitializedHandler: initialized,
+	})
+	s.AddReceivingMiddleware(w.noteRequestCapabilities)
+	w.hostsMu.Lock()
+	s.AddTool(w.openToolboxTool(), w.handleOpen)
+	s.AddTool(useToolTool(), use)
+	w.servers = append(w.servers, s)
+	w.hostsMu.Unlock()
+	return s
 }
 
 // toolListTTL is the life tools/list gives the workbench's two tools, in

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/front"
+)
+
+// serveHTTP is serve --http: the configuration's "http" block, the
+// authentication it names, then front.ServeHTTP.
+func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts serveOptions) error {
+	if cfg.HTTP.JSONLogs {
+		level := slog.LevelInfo
+		for _, l := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			if o.Logger.Enabled(ctx, l) {
+				level = l
+				break
+			}
+		}
+		o.Logger = slog.New(slog.NewJSONHandler(o.LogOut, &slog.HandlerOptions{Level: level}))
+	}
+	ho := front.HTTPOptions{Options: o, Addr: opts.http}
+	if cfg.HTTP.StateKey != "" {
+		ho.StateKey = []byte(cfg.HTTP.StateKey)
+	}
+	if cfg.HTTP.HasAuth() {
+		a, limits, err := httpAuth(ctx, cfg, o.Logger)
+		if err != nil {
+			return fmt.Errorf("serving over HTTP: %w", err)
+		}
+		ho.Auth, ho.Limits = a, limits
+	}
+	return front.ServeHTTP(ctx, cfg, ho)
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// httpWorkbench is mcp-workbench serve --http run as a process of its own.
+type httpWorkbench struct {
+	url  string // the MCP endpoint
+	cmd  *exec.Cmd
+	logs *fakeserver.Buffer
+	done chan error
+}
+
+// boundAddr finds the address in the workbench's "serving over HTTP" line.
+var boundAddr = regexp.MustCompile(`msg="serving over HTTP" addr=(\S+)`)
+
+// startHTTPWorkbench starts this test binary as mcp-workbench serve --http
+// 127.0.0.1:0 with args, and waits for the address it bound. It is
+// stopped (SIGTERM, then waited for) when the test ends.
+func startHTTPWorkbench(t testing.TB, env []string, args ...string) *httpWorkbench {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(append(os.Environ(), envMain+"=1"), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &httpWorkbench{cmd: cmd, logs: &fakeserver.Buffer{}, done: make(chan error, 1)}
+	bound := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			_, _ = w.logs.Write([]byte(line + "\n"))
+			if m := boundAddr.FindStringSubmatch(line); m != nil {
+				select {
+				case bound <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		w.done <- cmd.Wait()
+	}()
+	select {
+	case addr := <-bound:
+		w.url = "http://" + addr + "/mcp"
+	case err := <-w.done:
+		t.Fatalf("serve --http ended before serving: %v\n%s", err, w.logs.String())
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("serve --http did not say where it serves within a minute:\n%s", w.logs.String())
+	}
+	t.Cleanup(func() { w.stop(t) })
+	return w
+}
+
+// stop ends the workbench with SIGTERM and returns its exit error.
+func (w *httpWorkbench) stop(t testing.TB) error {
+	if w.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-w.done:
+		w.done <- err
+		return err
+	case <-time.After(time.Minute):
+		_ = w.cmd.Process.Kill()
+		t.Errorf("serve --http did not end within a minute of SIGTERM:\n%s", w.logs.String())
+		return nil
+	}
+}
+
+// TestServeHTTPWithOfficialClients: the official TypeScript client over
+// Streamable HTTP (2025-11-25, with a session) and a go-sdk client at
+// 2026-07-28 (without) open toolboxes, search and call the official
+// memory server through mcp-workbench serve --http; SIGTERM stops it and
+// its servers.
+func TestServeHTTPWithOfficialClients(t *testing.T) {
+	memory := fakeserver.NPMServer(t, "mcp-server-memory")
+	tag := "http-official-" + t.Name()
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
+		"knowledge": map[string]any{"description": "A knowledge graph of entities and relations", "mcpServers": map[string]any{
+			"memory": map[string]any{"command": memory, "env": map[string]string{
+				"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl"), fakeserver.TagVar: tag}},
+		}},
+	}})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+
+	steps := []map[string]any{
+		{"list": true},
+		{"call": "open_toolbox", "arguments": map[string]any{"query": "remember facts about a person"}},
+		{"call": "use_tool", "arguments": map[string]any{"tool": map[string]any{"toolbox": "knowledge", "server": "memory", "tool": "create_entities"},
+			"arguments": map[string]any{"entities": []map[string]any{{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}}}}}},
+	}
+	out, stderr := tsHostWith(t, steps, []string{"HOST_URL=" + wb.url})
+	if !regexp.MustCompile(`host: session \S+`).MatchString(stderr) {
+		t.Errorf("the TypeScript host got no session id:\n%s", stderr)
+	}
+	if !strings.Contains(string(out[0]), `"open_toolbox"`) || !strings.Contains(string(out[0]), `"use_tool"`) {
+		t.Errorf("tools/list: %s", out[0])
+	}
+	if text, isErr := toolText(t, out[1]); isErr || !strings.Contains(text, "create_entities") {
+		t.Errorf("search: %s (error %v)", text, isErr)
+	}
+	if text, isErr := toolText(t, out[2]); isErr || !strings.Contains(text, "Ada") {
+		t.Errorf("create_entities: %s (error %v)", text, isErr)
+	}
+
+	// A go-sdk host on 2026-07-28 reads what the TypeScript host wrote.
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-host", Version: "1"}, nil)
+	cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" {
+		t.Errorf("the 2026-07-28 host got session %q; want none", cs.ID())
+	}
+	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "open_toolbox", Arguments: map[string]any{"toolbox_name": "knowledge"}})
+	if err != nil || res.IsError {
+		t.Fatalf("open_toolbox: %v %v", err, res)
+	}
+	res, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "use_tool", Arguments: map[string]any{
+		"tool": map[string]any{"toolbox": "knowledge", "server": "memory", "tool": "read_graph"}, "arguments": map[string]any{}}})
+	if err != nil || res.IsError {
+		t.Fatalf("read_graph: %v %v", err, res)
+	}
+	b, _ := json.Marshal(res.Content)
+	if !strings.Contains(string(b), "wrote the first program") {
+		t.Errorf("read_graph at 2026-07-28: %s; want what the TypeScript host wrote", b)
+	}
+
+	if err := wb.stop(t); err != nil {
+		t.Errorf("serve --http after SIGTERM: %v\n%s", err, wb.logs.String())
+	}
+	if left := fakeserver.WaitUntagged(tag, 10*time.Second); len(left) > 0 {
+		t.Errorf("processes left after serve --http stopped: %v", left)
+	}
+}

@@ -1,0 +1,661 @@
+package front
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
+	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serving over Streamable HTTP (serve --http). One endpoint, /mcp, two
+// kinds of host behind it: a request of the 2026-07-28 protocol names its
+// version and capabilities itself and is served without a session by the
+// SDK's stateless handler (any replica answers it); a 2025 host gets a
+// session (Mcp-Session-Id) of the SDK's stateful handler, with a
+// workbench of its own, as a stdio host does. Every caller is a user (the
+// authenticated subject; "" without authentication): each user has a
+// pool of servers of their own, their own logins to remote servers, and
+// sees the toolboxes whose "access" allows them. Around the MCP handler,
+// one concern per middleware: Host and Origin checks, authentication,
+// per-credential limits, metrics.
+
+// Auth is what serving over HTTP needs of authentication
+// (internal/httpauth): a middleware that refuses requests without valid
+// credentials and puts the verified token in the request's context
+// (auth.TokenInfoFromContext), and the protected-resource metadata.
+type Auth interface {
+	Middleware(next http.Handler) http.Handler
+	// MetadataHandler serves RFC 9728 protected-resource metadata; nil
+	// when no authorization server is configured.
+	MetadataHandler() http.Handler
+}
+
+// HTTPOptions are what ServeHTTP runs with.
+type HTTPOptions struct {
+	Options
+	// Addr is where to listen (serve --http); "" takes the configuration's
+	// "http.listen".
+	Addr string
+	// Auth, if set, authenticates every MCP request; nil serves without
+	// authentication, which ServeHTTP allows on loopback only.
+	Auth Auth
+	// Limits, if set, wraps the MCP handler inside Auth: per-credential
+	// rates and concurrency.
+	Limits func(http.Handler) http.Handler
+	// Listening, if set, is told the address bound, once serving.
+	Listening func(addr string)
+	// StateKey signs request states (workbench.Options.StateKey); nil: the
+	// process's own.
+	StateKey []byte
+}
+
+// ErrNeedsAuth is returned for a non-loopback address without
+// authentication.
+var ErrNeedsAuth = errors.New("serving over HTTP on an address other than loopback needs authentication")
+
+// ServeHTTP serves the configuration over Streamable HTTP until ctx ends,
+// then shuts down gracefully: no new request is taken (readiness fails),
+// requests in flight get up to the "shutdownMs" bound, then the servers
+// stop.
+func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
+	addr := cmpOr(o.Addr, cmpOr(cfg.HTTP.Listen, config.DefaultHTTPListen))
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("the address to serve on, %q, is not host:port (for example 127.0.0.1:8080)", addr)
+	}
+	if o.Auth == nil && !loopbackHost(host) {
+		return fmt.Errorf("%w: %s is not a loopback address. Configure \"http.auth\" (static tokens: mcp-workbench token add NAME; or an OAuth authorization server), or listen on 127.0.0.1", ErrNeedsAuth, addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	if o.Auth == nil && !isLoopback(ln.Addr()) { // a name that resolved elsewhere
+		ln.Close()
+		return fmt.Errorf("%w: %s (%s) is not a loopback address", ErrNeedsAuth, addr, ln.Addr())
+	}
+	f := newHTTPFront(cfg, o, ln.Addr())
+	defer f.close()
+	scheme := "http"
+	if cfg.HTTP.CertFile != "" {
+		scheme = "https"
+	}
+	srv := &http.Server{
+		Handler:           f.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() {
+		if scheme == "https" {
+			served <- srv.ServeTLS(ln, cfg.HTTP.CertFile, cfg.HTTP.KeyFile)
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
+	o.Logger.Info("serving over HTTP", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/mcp", "public", f.publicURL, "auth", o.Auth != nil)
+	if o.Listening != nil {
+		o.Listening(ln.Addr().String())
+	}
+	watcher, werr := config.Watch(ctx, cfg.Path, config.WatchOptions{Loaded: cfg}, func(next *config.Config, err error) {
+		if err != nil {
+			Reload(nil, nil, err, o.Logger)
+			return
+		}
+		WarnConfig(o.Logger, next.Warnings)
+		f.reload(next)
+	})
+	if werr != nil {
+		o.Logger.Warn("not watching the configuration file: edits take effect when the workbench restarts", "error", werr)
+	} else {
+		defer watcher.Close()
+	}
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving over HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	o.Logger.Info("shutting down: finishing the requests in flight", "reason", context.Cause(ctx), "bound", f.limits.Shutdown)
+	f.draining.Store(true)
+	f.waitIdle(f.limits.Shutdown)
+	// Sessions closed end their event streams, which Shutdown would wait
+	// for; the servers stop with them.
+	f.close()
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// loopbackHost reports whether host names the loopback interface only:
+// an empty host or a wildcard is every interface.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isLoopback(a net.Addr) bool {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.IsLoopback()
+	}
+	return false
+}
+
+// httpFront is the state of HTTP serving.
+type httpFront struct {
+	o         HTTPOptions
+	log       *slog.Logger
+	cfg       atomic.Pointer[config.Config]
+	publicURL string
+	hosts     []string // Host header values answered; empty: any
+	origins   []string
+	limits    config.HTTPLimits
+
+	stateless, stateful *mcp.StreamableHTTPHandler
+	versions            *mcp.Server // answers the SDK's question of versions, never connected
+	metrics             *httpMetrics
+	watchdog            *proctree.Watchdog
+
+	draining atomic.Bool
+	inflight sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	users    map[string]*httpUser
+	sessions int // 2025 sessions open
+	live     map[*mcp.ServerSession]struct{}
+}
+
+// httpUser is what one user has: servers, logins, workbenches.
+type httpUser struct {
+	subject string
+	groups  []string
+	pool    *downstream.Pool
+	logins  *workbench.Logins
+	// wbs are the user's workbenches: one per session, and one for the
+	// requests that come without one (open: its host).
+	wbs  map[*workbench.Workbench]struct{}
+	open *workbench.HTTPHost
+	wb   *workbench.Workbench // open's
+}
+
+func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront {
+	f := &httpFront{o: o, log: o.Logger, users: map[string]*httpUser{}, live: map[*mcp.ServerSession]struct{}{}, limits: cfg.HTTP.Limits.OrDefaults(), origins: cfg.HTTP.AllowedOrigins}
+	f.cfg.Store(cfg)
+	f.publicURL = cfg.HTTP.PublicURL
+	if f.publicURL == "" {
+		scheme := "http"
+		if cfg.HTTP.CertFile != "" {
+			scheme = "https"
+		}
+		f.publicURL = scheme + "://" + bound.String() + "/mcp"
+	}
+	f.hosts = allowedHosts(cfg, bound, f.publicURL)
+	f.watchdog = proctree.NewWatchdog(o.Logger)
+	f.versions = mcp.NewServer(&mcp.Implementation{Name: workbench.Name, Version: o.Version}, nil)
+	f.metrics = newHTTPMetrics(f)
+	common := mcp.StreamableHTTPOptions{
+		Logger:              downstream.SDKLogger(o.Logger),
+		MaxRequestBodyBytes: f.limits.MaxBodyBytes,
+		// The Host checks are this front's own (allowedHosts), for every
+		// address.
+		DisableLocalhostProtection: true,
+	}
+	sl := common
+	sl.Stateless = true
+	sl.PropagateRequestCancellation = true
+	f.stateless = mcp.NewStreamableHTTPHandler(f.statelessServer, &sl)
+	sf := common
+	sf.SessionTimeout = f.limits.SessionIdle
+	f.stateful = mcp.NewStreamableHTTPHandler(f.sessionServer, &sf)
+	return f
+}
+
+// allowedHosts are the Host header values the workbench answers to: the
+// configured ones, else the listen address's and the public URL's hosts
+// (with loopback's names for a loopback address); none (any) for a
+// wildcard address without a public URL.
+func allowedHosts(cfg *config.Config, bound net.Addr, public string) []string {
+	if len(cfg.HTTP.AllowedHosts) > 0 {
+		return cfg.HTTP.AllowedHosts
+	}
+	ta, _ := bound.(*net.TCPAddr)
+	if ta == nil {
+		return nil
+	}
+	var hosts []string
+	if cfg.HTTP.PublicURL != "" {
+		if u, err := url.Parse(cfg.HTTP.PublicURL); err == nil {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	switch {
+	case ta.IP.IsLoopback():
+		hosts = append(hosts, "localhost", "127.0.0.1", "::1")
+	case ta.IP.IsUnspecified():
+		if len(hosts) == 0 {
+			return nil
+		}
+	default:
+		hosts = append(hosts, ta.IP.String())
+	}
+	return hosts
+}
+
+// handler is every path the workbench serves.
+func (f *httpFront) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if f.draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	mux.Handle("GET /metrics", f.metrics.handler())
+	if f.o.Auth != nil {
+		if md := f.o.Auth.MetadataHandler(); md != nil {
+			mux.Handle("/.well-known/oauth-protected-resource", md)
+			mux.Handle("/.well-known/oauth-protected-resource/", md)
+		}
+	}
+	var mcpH http.Handler = http.HandlerFunc(f.serveMCP)
+	if f.o.Limits != nil {
+		mcpH = f.o.Limits(mcpH)
+	}
+	if f.o.Auth != nil {
+		mcpH = f.o.Auth.Middleware(mcpH)
+	}
+	mcpH = f.checkOrigin(mcpH)
+	mux.Handle("/mcp", mcpH)
+	return f.checkHost(f.metrics.count(mux))
+}
+
+// jsonError answers with a JSON-RPC error body (no id: the request was not
+// read) and status.
+func jsonError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": msg}})
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// checkHost refuses a Host header the workbench does not answer to: a
+// browser led to it by DNS rebinding names another host.
+func (f *httpFront) checkHost(next http.Handler) http.Handler {
+	if len(f.hosts) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.Trim(host, "[]")
+		if !slices.Contains(f.hosts, host) && !slices.Contains(f.hosts, r.Host) {
+			jsonError(w, http.StatusMisdirectedRequest, fmt.Sprintf("this workbench does not answer to host %q (see \"http.allowedHosts\")", r.Host))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses a browser's request from an origin not allowed: the
+// configured ones, or the workbench's own.
+func (f *httpFront) checkOrigin(next http.Handler) http.Handler {
+	own := ""
+	if u, err := url.Parse(f.publicURL); err == nil {
+		own = u.Scheme + "://" + u.Host
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && o != own && !slices.Contains(f.origins, o) {
+			jsonError(w, http.StatusForbidden, fmt.Sprintf("requests from origin %q are not allowed (see \"http.allowedOrigins\")", o))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// newProtocol is the first protocol version whose requests carry their
+// own version and capabilities, and are served without a session.
+const newProtocol = "2026-07-28"
+
+// serveMCP sends a request to the stateless or the stateful handler.
+func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if f.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down; retry, another replica may answer")
+		return
+	}
+	f.inflight.Add(1)
+	defer f.inflight.Done()
+	if f.limits.RequestTimeout > 0 && r.Method == http.MethodPost {
+		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
+	if f.sessionless(r) {
+		f.stateless.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		f.newSession(w, r)
+		return
+	}
+	f.stateful.ServeHTTP(w, r)
+}
+
+// sessionless reports whether r is a request of the 2026-07-28 protocol:
+// its MCP-Protocol-Version header says so, or, without a session, its
+// _meta names the version.
+func (f *httpFront) sessionless(r *http.Request) bool {
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" {
+		return v >= newProtocol
+	}
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, f.limits.MaxBodyBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	var v string
+	_ = json.Unmarshal(m.Params.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return v >= newProtocol
+}
+
+// caller is the user a request comes from.
+func caller(r *http.Request) (subject string, groups []string) {
+	ti := auth.TokenInfoFromContext(r.Context())
+	if ti == nil {
+		return "", nil
+	}
+	switch g := ti.Extra["groups"].(type) {
+	case []string:
+		groups = g
+	case []any:
+		for _, e := range g {
+			if s, ok := e.(string); ok {
+				groups = append(groups, s)
+			}
+		}
+	}
+	return ti.UserID, groups
+}
+
+// user returns the caller's state, made on first use; nil once closed.
+func (f *httpFront) user(subject string, groups []string) *httpUser {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil
+	}
+	u := f.users[subject]
+	if u == nil {
+		do := &downstream.Options{
+			Logger:     f.log,
+			Stderr:     f.o.LogOut,
+			Watchdog:   f.watchdog,
+			ClientInfo: &mcp.Implementation{Name: workbench.Name, Version: f.o.Version},
+			Catalog:    OpenCatalog(f.log),
+			Pins:       OpenPins(f.log),
+			ConfigPath: f.cfg.Load().Path,
+			Names:      &downstream.ToolNames{},
+			OAuthStore: userOAuthStore(subject, f.log),
+		}
+		u = &httpUser{subject: subject, pool: downstream.NewPool(do), logins: &workbench.Logins{}, wbs: map[*workbench.Workbench]struct{}{}}
+		f.users[subject] = u
+	}
+	// The latest request's groups rule: a token renewed with other
+	// groups sees other toolboxes from then on.
+	if !slices.Equal(u.groups, groups) {
+		u.groups = groups
+		for wb := range u.wbs {
+			wb.Reload(f.cfg.Load().ForUser(subject, groups))
+		}
+	}
+	return u
+}
+
+// userOAuthStore is where a user's logins to remote servers are kept: the
+// user's own folder of the default store; the default store itself when
+// serving without authentication (the one user is the local one).
+func userOAuthStore(subject string, log *slog.Logger) *oauth.Store {
+	st, err := oauth.DefaultStore()
+	if err != nil {
+		log.Warn("no store for logins to remote servers", "error", err)
+		return nil
+	}
+	if subject == "" {
+		return st
+	}
+	sum := sha256.Sum256([]byte(subject))
+	return &oauth.Store{Dir: filepath.Join(st.Dir, "users", hex.EncodeToString(sum[:12]))}
+}
+
+// newWorkbench makes a workbench of u's, over u's pool; the caller holds
+// f.mu.
+func (f *httpFront) newWorkbenchLocked(u *httpUser) *workbench.Workbench {
+	wb := workbench.New(f.cfg.Load().ForUser(u.subject, u.groups), workbench.Options{
+		Version: f.o.Version, Logger: f.log, Stderr: f.o.LogOut,
+		Pool: u.pool, Logins: u.logins, StateKey: f.o.StateKey,
+	})
+	u.wbs[wb] = struct{}{}
+	return wb
+}
+
+// statelessServer is the SDK's server for a request without a session:
+// the caller's, one for all of the user's such requests.
+func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
+	subject, groups := caller(r)
+	u := f.user(subject, groups)
+	if u == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u.open == nil {
+		u.wb = f.newWorkbenchLocked(u)
+		u.open = u.wb.NewHTTPHost(cmpOr(subject, "local"))
+		u.open.OnCall = f.metrics.call
+	}
+	return u.open.Server()
+}
+
+// slotKey keys a new session's slot in its first request's context.
+type slotKey struct{}
+
+// slot is the workbench a request that starts a session made: the SDK
+// asks for the server more than once per request.
+type slot struct {
+	u    *httpUser
+	wb   *workbench.Workbench
+	host *workbench.HTTPHost
+}
+
+// sessionServer is the SDK's server for a request of the stateful
+// handler: a new session's own (made once per request), or, for a
+// request of a session the handler knows, one that only names versions.
+func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
+	s, _ := r.Context().Value(slotKey{}).(*slot)
+	if s == nil {
+		return f.versions
+	}
+	if s.host == nil {
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			return nil
+		}
+		s.wb = f.newWorkbenchLocked(s.u)
+		f.mu.Unlock()
+		s.host = s.wb.NewHTTPHost("")
+		s.host.OnCall = f.metrics.call
+	}
+	return s.host.Server()
+}
+
+// newSession serves a request that starts a session: its workbench lives
+// as long as the session the SDK made, if it made one.
+func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request) {
+	subject, groups := caller(r)
+	u := f.user(subject, groups)
+	if u == nil {
+		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down")
+		return
+	}
+	f.mu.Lock()
+	full := f.sessions >= f.limits.MaxSessions
+	if !full {
+		f.sessions++
+	}
+	f.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "30")
+		jsonError(w, http.StatusServiceUnavailable, fmt.Sprintf("the workbench has %d sessions open, its \"http.limits.maxSessions\"; retry later", f.limits.MaxSessions))
+		return
+	}
+	s := &slot{u: u}
+	f.stateful.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
+	var ss *mcp.ServerSession
+	if s.host != nil {
+		for x := range s.host.Server().Sessions() {
+			ss = x
+		}
+	}
+	if ss == nil {
+		f.endSession(s)
+		return
+	}
+	f.mu.Lock()
+	f.live[ss] = struct{}{}
+	f.mu.Unlock()
+	f.metrics.sessions.Inc()
+	go func() {
+		_ = ss.Wait()
+		f.metrics.sessions.Dec()
+		f.mu.Lock()
+		delete(f.live, ss)
+		f.mu.Unlock()
+		f.endSession(s)
+	}()
+}
+
+// endSession closes a session's workbench.
+func (f *httpFront) endSession(s *slot) {
+	f.mu.Lock()
+	f.sessions--
+	if s.wb != nil {
+		delete(s.u.wbs, s.wb)
+	}
+	f.mu.Unlock()
+	if s.wb != nil {
+		s.wb.Close()
+	}
+}
+
+// reload applies an edit of the configuration to every workbench.
+func (f *httpFront) reload(next *config.Config) {
+	f.cfg.Store(next)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, u := range f.users {
+		for wb := range u.wbs {
+			wb.Reload(next.ForUser(u.subject, u.groups))
+		}
+	}
+}
+
+// waitIdle waits for the requests in flight, at most bound.
+func (f *httpFront) waitIdle(bound time.Duration) {
+	done := make(chan struct{})
+	go func() { f.inflight.Wait(); close(done) }()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		f.log.Warn("requests still in flight at the shutdown bound; they end with an error", "bound", bound)
+	}
+}
+
+// close stops every workbench and server; idempotent.
+func (f *httpFront) close() {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	users := f.users
+	live := make([]*mcp.ServerSession, 0, len(f.live))
+	for ss := range f.live {
+		live = append(live, ss)
+	}
+	f.mu.Unlock()
+	for _, ss := range live {
+		_ = ss.Close() // its host gets 404 and starts again, elsewhere
+	}
+	var wg sync.WaitGroup
+	for _, u := range users {
+		wg.Go(func() {
+			f.mu.Lock()
+			wbs := make([]*workbench.Workbench, 0, len(u.wbs))
+			for wb := range u.wbs {
+				wbs = append(wbs, wb)
+			}
+			f.mu.Unlock()
+			for _, wb := range wbs {
+				wb.Close()
+			}
+			u.pool.Close()
+		})
+	}
+	wg.Wait()
+	f.watchdog.Close()
+}

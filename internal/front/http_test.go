@@ -1,0 +1,531 @@
+package front
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestMain(m *testing.M) { fakeserver.TestMain(m) }
+
+// httpEnv is a workbench served over HTTP on 127.0.0.1 for one test.
+type httpEnv struct {
+	url   string // the MCP endpoint
+	base  string // http://127.0.0.1:port
+	state string // the fake servers' state folder
+	logs  *syncBuffer
+	stop  func() error
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeJSON is a fake server's definition in a configuration file.
+func fakeJSON(t *testing.T, state, name string, extra ...string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := fakeserver.Env(append([]string{fakeserver.EnvName, name, fakeserver.EnvStateDir, state}, extra...)...)
+	b, _ := json.Marshal(map[string]any{"command": exe, "env": env, "maxRetries": 0})
+	return string(b)
+}
+
+// serveHTTPFor writes cfgText (its %[1]s: a fake server "a" with the ask
+// tools, %[2]s: the fake server's state folder) and serves it.
+func serveHTTPFor(t *testing.T, cfgText string, o HTTPOptions) *httpEnv {
+	t.Helper()
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	text := strings.ReplaceAll(cfgText, "FAKE_A", fakeJSON(t, state, "a", fakeserver.EnvAsk, "1", fakeserver.EnvSleepGate, filepath.Join(state, "gate")))
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o.LogOut = logs
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	bound := make(chan string, 1)
+	o.Listening = func(addr string) { bound <- addr }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeHTTP(ctx, cfg, o) }()
+	var addr string
+	select {
+	case addr = <-bound:
+	case err := <-done:
+		cancel()
+		t.Fatalf("ServeHTTP ended at once: %v", err)
+	}
+	stopped := false
+	e := &httpEnv{url: "http://" + addr + "/mcp", base: "http://" + addr, state: state, logs: logs}
+	e.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(60 * time.Second):
+			t.Fatal("ServeHTTP did not return within a minute of its context's end")
+			return nil
+		}
+	}
+	t.Cleanup(func() {
+		if err := e.stop(); err != nil {
+			t.Errorf("ServeHTTP: %v", err)
+		}
+	})
+	return e
+}
+
+const oneToolbox = `{"toolboxes": {"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}}}}`
+
+// connect opens a go-sdk client session over Streamable HTTP on protocol.
+func connect(t *testing.T, url, protocol string, opts *mcp.ClientOptions, hc *http.Client) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-host", Version: "1"}, opts)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+	if err != nil {
+		t.Fatalf("connecting at %s: %v", protocol, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// callTool calls name with args and returns the result's text and isError.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+func useArgs(toolbox, server, tool string, args any) map[string]any {
+	return map[string]any{"tool": map[string]any{"toolbox": toolbox, "server": server, "tool": tool}, "arguments": args}
+}
+
+// elicitingHost answers every elicitation with a name.
+func elicitingHost() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
+	}
+}
+
+// TestHTTPServesBothProtocolGenerations: a go-sdk host on 2025-11-25 (with
+// a session) and one on 2026-07-28 (without) search, open and call tools
+// through serve --http, and a server's question reaches each: as a
+// request on the session's stream, or as input_required and a retry.
+func TestHTTPServesBothProtocolGenerations(t *testing.T) {
+	e := serveHTTPFor(t, oneToolbox, HTTPOptions{})
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(protocol, func(t *testing.T) {
+			cs := connect(t, e.url, protocol, elicitingHost(), nil)
+			if id := cs.ID(); (protocol < newProtocol) != (id != "") {
+				t.Errorf("session id %q at %s: want one for 2025 hosts only", id, protocol)
+			}
+			got, isErr := callTool(t, cs, "open_toolbox", map[string]any{"query": "echo a message back"})
+			if isErr || !strings.Contains(got, `"echo"`) {
+				t.Fatalf("search: %s (error %v)", got, isErr)
+			}
+			got, isErr = callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"})
+			if isErr || !strings.Contains(got, `"sleep"`) {
+				t.Fatalf("open: %s (error %v)", got, isErr)
+			}
+			got, isErr = callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "hi " + protocol}))
+			if isErr || !strings.Contains(got, "hi "+protocol) {
+				t.Fatalf("use_tool echo: %s (error %v)", got, isErr)
+			}
+			got, isErr = callTool(t, cs, "use_tool", useArgs("dev", "a", "ask", map[string]any{"what": "elicit"}))
+			if isErr || !strings.Contains(got, `"name":"Ada"`) {
+				t.Fatalf("a server's elicitation through the host: %s (error %v)", got, isErr)
+			}
+		})
+	}
+	metrics := get(t, e.base+"/metrics", nil)
+	for _, want := range []string{`mcp_workbench_tool_calls_total{outcome="ok",server="a",toolbox="dev"} 4`, `mcp_workbench_tool_calls_total{outcome="input_required",server="a",toolbox="dev"} 1`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s:\n%s", want, grepLines(metrics, "tool_calls_total"))
+		}
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// get returns the body of a GET, failing on a status other than 200.
+func get(t *testing.T, url string, hdr http.Header) string {
+	t.Helper()
+	code, body, _ := do(t, http.MethodGet, url, hdr, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	return body
+}
+
+// do makes a request and returns its status, body and headers.
+func do(t *testing.T, method, url string, hdr http.Header, body string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func mcpHeaders(kv ...string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// TestHTTPSessionsEnd: a session the host ends (DELETE) is gone: its id
+// gets 404, so that the host starts again, as the transport asks; so is
+// one idle past sessionIdleMs; the sessions gauge follows.
+func TestHTTPSessionsEnd(t *testing.T) {
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"sessionIdleMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
+	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
+	sid := hdr.Get("Mcp-Session-Id")
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", code, sid)
+	}
+	if !strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_sessions 1") {
+		t.Errorf("the sessions gauge does not count the new session")
+	}
+	if code, body, _ := do(t, http.MethodDelete, e.url, mcpHeaders("Mcp-Session-Id", sid), ""); code != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", code, body)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"), list); code != http.StatusNotFound {
+		t.Errorf("a request of an ended session: %d %s; want 404", code, body)
+	}
+	fakeserver.Eventually(t, "the sessions gauge to drop", func() bool {
+		return strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_sessions 0")
+	})
+	// Idle: the session ends by itself (watched on the gauge: a request
+	// would keep it alive).
+	_, _, hdr = do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
+	sid = hdr.Get("Mcp-Session-Id")
+	if !strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_sessions 1") {
+		t.Errorf("the sessions gauge does not count the second session")
+	}
+	fakeserver.Eventually(t, "the idle session to end", func() bool {
+		return strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_sessions 0")
+	})
+	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"), list); code != http.StatusNotFound {
+		t.Errorf("a request of a session ended idle: %d %s; want 404", code, body)
+	}
+}
+
+// TestHTTPRefusesBadRequests: each bad request gets the status the
+// transport gives it, and the workbench goes on serving.
+func TestHTTPRefusesBadRequests(t *testing.T) {
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"allowedOrigins": ["https://app.example.com"], "limits": {"maxBodyBytes": 2048, "maxSessions": 1}}, "toolboxes"`, 1), HTTPOptions{})
+	cases := []struct {
+		name string
+		hdr  http.Header
+		host string
+		body string
+		want int
+		says string
+	}{
+		{"bad origin", mcpHeaders("Origin", "https://evil.example.com"), "", initBody, http.StatusForbidden, "origin"},
+		{"rebound host", mcpHeaders(), "evil.example.com", initBody, http.StatusMisdirectedRequest, "host"},
+		{"oversized body", mcpHeaders(), "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4096) + `"}}`, http.StatusRequestEntityTooLarge, "exceeds"},
+		{"malformed JSON", mcpHeaders(), "", `{"jsonrpc":"2.0","id":1,`, http.StatusBadRequest, ""},
+		{"unknown protocol version", mcpHeaders("MCP-Protocol-Version", "1999-01-01"), "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.StatusBadRequest, "protocol version"},
+		{"unknown session", mcpHeaders("Mcp-Session-Id", "NOSUCHSESSION", "MCP-Protocol-Version", "2025-11-25"), "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, http.StatusNotFound, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(c.body))
+			req.Header = c.hdr
+			if c.host != "" {
+				req.Host = c.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || !strings.Contains(strings.ToLower(string(b)), c.says) {
+				t.Errorf("%d %s; want %d saying %q", resp.StatusCode, b, c.want, c.says)
+			}
+		})
+	}
+	// An allowed origin passes; the one session allowed is taken, and a
+	// second is refused with a time to retry.
+	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders("Origin", "https://app.example.com"), initBody)
+	if code != http.StatusOK || hdr.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize from an allowed origin: %d", code)
+	}
+	code, body, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
+	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(body, "maxSessions") {
+		t.Errorf("a session past maxSessions: %d %s (Retry-After %q)", code, body, hdr.Get("Retry-After"))
+	}
+	// Still serving everyone else: a stateless request.
+	cs := connect(t, e.url, "2026-07-28", nil, nil)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "still here"})); isErr || !strings.Contains(got, "still here") {
+		t.Errorf("after the bad requests: %s", got)
+	}
+}
+
+// TestHTTPNeedsAuthOffLoopback: an address other than loopback is refused
+// without authentication, before anything listens.
+func TestHTTPNeedsAuthOffLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:8080", "[::]:8080"} {
+		err := ServeHTTP(context.Background(), &config.Config{}, HTTPOptions{Options: Options{Logger: slog.New(slog.DiscardHandler)}, Addr: addr})
+		if !errors.Is(err, ErrNeedsAuth) || !strings.Contains(err.Error(), "http.auth") {
+			t.Errorf("%s: %v; want a refusal saying how to configure auth", addr, err)
+		}
+	}
+}
+
+// bearerAuth is the go-sdk's bearer-token middleware over a fixed set of
+// tokens: the front's use of whatever authentication is configured.
+type bearerAuth map[string]*auth.TokenInfo
+
+func (b bearerAuth) Middleware(next http.Handler) http.Handler {
+	return auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := b[tok]; ok {
+			return ti, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{ResourceMetadataURL: "http://127.0.0.1/.well-known/oauth-protected-resource"})(next)
+}
+
+func (bearerAuth) MetadataHandler() http.Handler { return nil }
+
+// tokenClient sends tok with every request.
+func tokenClient(tok string) *http.Client {
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestHTTPUsersAreApart: each user has servers of their own; a toolbox
+// limited to a group is invisible to others and refused to them; a
+// session cannot be used by another user.
+func TestHTTPUsersAreApart(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{
+		"alice-token": {UserID: "alice", Expiration: far, Extra: map[string]any{"groups": []any{"eng"}}},
+		"bob-token":   {UserID: "bob", Expiration: far},
+	}
+	cfgText := `{"shared": true, "toolboxes": {
+		"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}},
+		"ops": {"description": "Operations tools", "access": {"groups": ["eng"]}, "mcpServers": {"a": FAKE_A}}}}`
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+	if code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody); code != http.StatusUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d, WWW-Authenticate %q; want 401 with a Bearer challenge", code, hdr.Get("WWW-Authenticate"))
+	}
+	// Both protocols' hosts stay connected to the end: a user's servers
+	// outlive none of their workbenches.
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		{
+			alice := connect(t, e.url, protocol, nil, tokenClient("alice-token"))
+			bob := connect(t, e.url, protocol, nil, tokenClient("bob-token"))
+			enum := func(cs *mcp.ClientSession) string {
+				res, err := cs.ListTools(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, tool := range res.Tools {
+					if tool.Name == "open_toolbox" {
+						b, _ := json.Marshal(tool.InputSchema)
+						return string(b)
+					}
+				}
+				return ""
+			}
+			if s := enum(alice); !strings.Contains(s, `"ops"`) {
+				t.Errorf("alice's open_toolbox does not offer ops: %s", s)
+			}
+			if s := enum(bob); strings.Contains(s, `"ops"`) || !strings.Contains(s, `"dev"`) {
+				t.Errorf("bob's open_toolbox: %s; want dev without ops", s)
+			}
+			if got, isErr := callTool(t, bob, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "x"})); !isErr || !strings.Contains(got, "ops") {
+				t.Errorf("bob's call of ops: %s (error %v); want a refusal", got, isErr)
+			}
+			if got, isErr := callTool(t, alice, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "mine"})); isErr || !strings.Contains(got, "mine") {
+				t.Errorf("alice's call of ops: %s", got)
+			}
+			if got, isErr := callTool(t, bob, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "bob's"})); isErr || !strings.Contains(got, "bob's") {
+				t.Errorf("bob's call of dev: %s", got)
+			}
+			if got, isErr := callTool(t, alice, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "alice's"})); isErr || !strings.Contains(got, "alice's") {
+				t.Errorf("alice's call of dev: %s", got)
+			}
+			if protocol < newProtocol {
+				// Bob with Alice's session.
+				req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+				req.Header = mcpHeaders("Mcp-Session-Id", alice.ID(), "MCP-Protocol-Version", protocol, "Authorization", "Bearer bob-token")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusForbidden {
+					t.Errorf("bob using alice's session: %d; want 403", resp.StatusCode)
+				}
+			}
+		}
+	}
+	// "shared": one process per server for all of a user's workbenches
+	// (both protocols' here), never one for two users: dev/a started for
+	// alice and for bob.
+	starts := fakeserver.ReadLines(e.state, fakeserver.StartsFile)
+	if len(starts) != 3 {
+		t.Errorf("%d server starts; want 3 (alice's dev/a and ops/a, bob's dev/a)", len(starts))
+	}
+	if strings.Contains(e.logs.String(), "alice-token") || strings.Contains(e.logs.String(), "bob-token") {
+		t.Errorf("a token reached the log")
+	}
+}
+
+// TestHTTPShutsDownGracefully: on its context's end the workbench stops
+// being ready, lets the call in flight finish, refuses new requests, and
+// returns once its servers stopped.
+func TestHTTPShutsDownGracefully(t *testing.T) {
+	e := serveHTTPFor(t, oneToolbox, HTTPOptions{})
+	cs := connect(t, e.url, "2026-07-28", nil, nil)
+	result := make(chan string, 1)
+	go func() {
+		got, _ := callTool(t, cs, "use_tool", useArgs("dev", "a", "sleep", map[string]any{"ms": 1}))
+		result <- got
+	}()
+	fakeserver.Eventually(t, "the call to reach the server", func() bool {
+		return len(fakeserver.ReadLines(e.state, fakeserver.CallsFile)) > 0
+	})
+	stopped := make(chan error, 1)
+	go func() { stopped <- e.stop() }()
+	fakeserver.Eventually(t, "readiness to fail", func() bool {
+		code, _, _ := do(t, http.MethodGet, e.base+"/readyz", nil, "")
+		return code == http.StatusServiceUnavailable
+	})
+	if code, body, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody); code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {
+		t.Errorf("a new request while shutting down: %d %s", code, body)
+	}
+	// The call in flight ends as the server answers it.
+	if err := os.WriteFile(filepath.Join(e.state, "gate"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-result; !strings.Contains(got, "slept") {
+		t.Errorf("the call in flight: %q; want its result", got)
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("ServeHTTP: %v", err)
+	}
+}
+
+// TestHTTPRequestStatesVerifyOnEveryReplica: two workbenches with one
+// configured state key verify each other's request states (the held call
+// itself lives where it began: the other says so); one with another key
+// does not.
+func TestHTTPRequestStatesVerifyOnEveryReplica(t *testing.T) {
+	key := []byte("a shared key of at least thirty-two bytes")
+	a := serveHTTPFor(t, oneToolbox, HTTPOptions{StateKey: key})
+	b := serveHTTPFor(t, oneToolbox, HTTPOptions{StateKey: key})
+	c := serveHTTPFor(t, oneToolbox, HTTPOptions{StateKey: []byte("another key, of thirty-two bytes or more")})
+	// A host without a form answer handler: the first input_required
+	// comes back to the test as it is.
+	raw := func(url, body string) string {
+		_, out, _ := do(t, http.MethodPost, url, mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool"), body)
+		return out
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+	args := `"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"ask"},"arguments":{"what":"elicit"}}`
+	out := raw(a.url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,`+args+`}}`)
+	i := strings.Index(out, `"requestState":"`)
+	if i < 0 || !strings.Contains(out, "input_required") {
+		t.Fatalf("the first call: %s; want input_required with a requestState", out)
+	}
+	state := out[i+len(`"requestState":"`):]
+	state = state[:strings.IndexByte(state, '"')]
+	retry := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",%s,%s,"requestState":%q,"inputResponses":{}}}`, meta, args, state)
+	if got := raw(b.url, retry); !strings.Contains(got, "is not waiting here") {
+		t.Errorf("the state at another replica with the key: %s; want it verified, its call not there", got)
+	}
+	if got := raw(c.url, retry); !strings.Contains(got, "not one the workbench gave") {
+		t.Errorf("the state at a workbench with another key: %s; want it refused as not the workbench's", got)
+	}
+}
