@@ -239,6 +239,15 @@ type Server struct {
 	host Host
 }
 
+// OAuthStore is where the server's login is kept: the Options' store,
+// else the user's default one; nil for a server without OAuth.
+func (s *Server) OAuthStore() *oauth.Store {
+	if s.oauth == nil {
+		return nil
+	}
+	return s.oauth.Store()
+}
+
 // NewServer returns a Server for cfg in toolbox. Nothing starts until the
 // first [Server.Connect] or [Server.Call].
 func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
@@ -442,7 +443,7 @@ func (f *httpFront) user(subject string, groups []string) *httpUser {
 			Stderr:     f.o.LogOut,
 			Watchdog:   f.watchdog,
 			ClientInfo: &mcp.Implementation{Name: workbench.Name, Version: f.o.Version},
-			Catalog:    OpenCatalog(f.log),
+			Catalog:    userCatalog(subject, f.log),
 			Pins:       OpenPins(f.log),
 			ConfigPath: f.cfg.Load().Path,
 			Names:      &downstream.ToolNames{},
@@ -462,6 +463,26 @@ func (f *httpFront) user(subject string, groups []string) *httpUser {
 	return u
 }
 
+// userCatalog is the tool catalog of a user: what servers listed for one
+// user (a remote server may list other tools for another) is never shown
+// to another. Without authentication, the user's own catalog.
+func userCatalog(subject string, log *slog.Logger) *catalog.Catalog {
+	if subject == "" {
+		return OpenCatalog(log)
+	}
+	return openUserStore(log, func() (string, error) {
+		d, err := catalog.DefaultDir()
+		return filepath.Join(d, "users", userDir(subject)), err
+	}, catalog.Open, "no tool catalog: open_toolbox will wait for servers to start")
+}
+
+// userDir names a user's folder in a store: a hash of the subject, which
+// may hold any character.
+func userDir(subject string) string {
+	sum := sha256.Sum256([]byte(subject))
+	return hex.EncodeToString(sum[:12])
+}
+
 // userOAuthStore is where a user's logins to remote servers are kept: the
 // user's own folder of the default store; the default store itself when
 // serving without authentication (the one user is the local one).
@@ -474,8 +495,7 @@ func userOAuthStore(subject string, log *slog.Logger) *oauth.Store {
 	if subject == "" {
 		return st
 	}
-	sum := sha256.Sum256([]byte(subject))
-	return &oauth.Store{Dir: filepath.Join(st.Dir, "users", hex.EncodeToString(sum[:12]))}
+	return &oauth.Store{Dir: filepath.Join(st.Dir, "users", userDir(subject))}
 }
 
 // newWorkbench makes a workbench of u's, over u's pool; the caller holds

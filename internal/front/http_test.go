@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/oauth/oauthtest"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -527,5 +528,91 @@ func TestHTTPRequestStatesVerifyOnEveryReplica(t *testing.T) {
 	}
 	if got := raw(c.url, retry); !strings.Contains(got, "not one the workbench gave") {
 		t.Errorf("the state at a workbench with another key: %s; want it refused as not the workbench's", got)
+	}
+}
+
+// TestHTTPUsersLogInAlone: two users of one workbench open a toolbox
+// whose remote server needs a login. Each is shown a login page of their
+// own through their host (URL elicitation); Alice's login does not log Bob
+// in, and each one's tokens are kept in a folder of their own.
+func TestHTTPUsersLogInAlone(t *testing.T) {
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{
+		"alice-token": {UserID: "alice", Expiration: far},
+		"bob-token":   {UserID: "bob", Expiration: far},
+	}
+	cfgText := fmt.Sprintf(`{"toolboxes": {"dev": {"description": "Remote tools", "mcpServers": {
+		"linear": {"type": "http", "url": %q, "oauth": {"scopes": "tools"}}}}}}`, srv.URL)
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+
+	pages := make(chan string, 4)
+	hostOpts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			pages <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	}
+	// login opens the toolbox as tok's user, takes the page the host is
+	// shown, follows it as the user's browser would, and returns the
+	// session once the open has ended.
+	login := func(tok string) *mcp.ClientSession {
+		cs := connect(t, e.url, "2025-11-25", hostOpts, tokenClient(tok))
+		opened := make(chan string, 1)
+		go func() {
+			text, _ := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"})
+			opened <- text
+		}()
+		var page string
+		select {
+		case page = <-pages:
+		case text := <-opened:
+			t.Fatalf("%s's open ended without a login page: %s", tok, text)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s's host was not shown a login page", tok)
+		}
+		if !strings.HasPrefix(page, srv.Issuer+"/authorize?") {
+			t.Fatalf("%s's login page: %q", tok, page)
+		}
+		resp, err := http.Get(page)
+		if err != nil {
+			t.Fatalf("%s's browser step: %v", tok, err)
+		}
+		resp.Body.Close()
+		select {
+		case text := <-opened:
+			if !strings.Contains(text, `"whoami"`) {
+				t.Errorf("%s's open after the login: %s", tok, text)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("%s's open did not end after the login", tok)
+		}
+		return cs
+	}
+	alice := login("alice-token")
+	if got, isErr := callTool(t, alice, "use_tool", useArgs("dev", "linear", "whoami", nil)); isErr || got != "you are logged in" {
+		t.Errorf("alice's call: %s (error %v)", got, isErr)
+	}
+	if n := srv.Logins.Load(); n != 1 {
+		t.Fatalf("%d logins after alice's; want 1", n)
+	}
+	// Bob is not logged in by Alice's login: he is shown a page of his own.
+	bob := login("bob-token")
+	if got, isErr := callTool(t, bob, "use_tool", useArgs("dev", "linear", "whoami", nil)); isErr || got != "you are logged in" {
+		t.Errorf("bob's call: %s (error %v)", got, isErr)
+	}
+	if n := srv.Logins.Load(); n != 2 {
+		t.Errorf("%d logins; want 2, one per user", n)
+	}
+	log := slog.New(slog.DiscardHandler)
+	da, db := userOAuthStore("alice", log).Dir, userOAuthStore("bob", log).Dir
+	for who, dir := range map[string]string{"alice": da, "bob": db} {
+		if files, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(files) == 0 {
+			t.Errorf("%s's token folder %s holds no token", who, dir)
+		}
+	}
+	if da == db {
+		t.Errorf("alice and bob share the token folder %s", da)
 	}
 }

@@ -120,7 +120,11 @@ func NewClient(configPath, toolbox string, s *config.Server) *Client {
 	}
 }
 
-// WithStore makes c use store (tests).
+// Store is where c keeps its login: nil when the default store could not
+// be found.
+func (c *Client) Store() *Store { return c.store }
+
+// WithStore makes c use store (a user's own, serving over HTTP; tests).
 func (c *Client) WithStore(store *Store) *Client {
 	c.store, c.storeErr = store, nil
 	return c

@@ -121,7 +121,7 @@ func (w *Workbench) startLogin(s *downstream.Server) (*pendingLogin, error) {
 
 	go func() {
 		_, err := oauth.Login(ctx, oauth.LoginOptions{
-			ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(),
+			ConfigPath: w.state.Load().cfg.Path, Toolbox: s.Toolbox, Server: s.Config(), Store: s.OAuthStore(),
 			Show: func(_ context.Context, authURL string) error {
 				if pl.url == "" { // shown once
 					pl.url = authURL
