@@ -121,7 +121,7 @@ func checkServeArgs(t *testing.T, where string, args []string, help string) (por
 			continue
 		}
 		flagName := strings.SplitN(a, "=", 2)[0]
-		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(flagName) + `\b`).MatchString(help) {
+		if !regexp.MustCompile(`(^|[\s\[])` + regexp.QuoteMeta(flagName) + `[\s=\]]`).MatchString(help) {
 			t.Errorf("%s: flag %s is not in serve --help:\n%s", where, flagName, help)
 		}
 		if i+1 < len(args) {

@@ -219,16 +219,24 @@ func startHAProxy(t testing.TB, replicas []*replica) *haproxy {
 		if up {
 			break
 		}
+		exited := false
+		select {
+		case <-h.done:
+			exited = true
+		default:
+		}
 		h.stop(t)
-		if attempt == 2 {
-			t.Fatalf("haproxy did not see the replicas up:\n%s", h.log)
+		if !exited || attempt == 2 {
+			t.Fatalf("haproxy did not see the replicas up (servers %+v):\n%s", h.servers(), h.log)
 		}
 	}
 	t.Cleanup(func() { h.stop(t) })
 	return h
 }
 
-// waitUp waits up to 30s for n servers up, false if haproxy exits first.
+// waitUp waits up to 30s for n servers up, false if haproxy exits first
+// (its port was taken meanwhile: the caller tries another) or they never
+// are.
 func (h *haproxy) waitUp(n int) bool {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
