@@ -277,6 +277,9 @@ func writeHTTP(w io.Writer, r results) {
 	row("Calls (use_tool), all answered", fmt.Sprintf("%.0f", m["calls"]))
 	row("Call latency, median", fmt.Sprintf("%.1f ms", m["p50-µs"]/1e3))
 	row("Call latency, 99th percentile", fmt.Sprintf("%.1f ms", m["p99-µs"]/1e3))
+	if v, ok := m["uncut-p50-µs"]; ok {
+		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
+	}
 	row("Throughput", fmt.Sprintf("%.0f calls/s", m["calls/s"]))
 	var shares []string
 	for i := 1; ; i++ {
@@ -290,6 +293,6 @@ func writeHTTP(w io.Writer, r results) {
 		row("Stateless calls per replica", strings.Join(shares, " / "))
 	}
 	row("Sessions on the killed replica → begun again after a 404", fmt.Sprintf("%.0f → %.0f (%.0f 404s)", m["sessions-on-killed"], m["sessions-restarted"], m["404s"]))
-	row("Calls cut by the kill, tried again", fmt.Sprintf("%.0f (%.0f tries again in all)", m["calls-cut-by-kill"], m["calls-retried"]))
+	row("Calls cut by the kill (each waits the host's timeout, then is sent again)", fmt.Sprintf("%.0f (timeout %.0f s; %.0f tries again in all)", m["calls-cut-by-kill"], m["try-timeout-s"], m["calls-retried"]))
 	row("Calls lost / answered twice", fmt.Sprintf("%.0f / %.0f", m["lost"], m["answered-twice"]))
 }
