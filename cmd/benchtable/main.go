@@ -281,6 +281,9 @@ func writeHTTP(w io.Writer, r results) {
 		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
 	}
 	row("Throughput", fmt.Sprintf("%.0f calls/s", m["calls/s"]))
+	if v, ok := m["replicas-cpu-µs/call"]; ok {
+		row("CPU per call: the replicas / haproxy / the hosts (the benchmark's process)", fmt.Sprintf("%.0f µs / %.0f µs / %.0f µs", v, m["haproxy-cpu-µs/call"], m["hosts-cpu-µs/call"]))
+	}
 	var shares []string
 	for i := 1; ; i++ {
 		v, ok := m[fmt.Sprintf("stateless-%%-replica-%d", i)]

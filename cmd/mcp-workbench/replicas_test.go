@@ -522,7 +522,24 @@ type runResult struct {
 	byReplica  map[string]int  // stateless answers per replica
 	afterKill  map[string]int  // stateless answers per replica, sent after the kill
 	victimSess int             // session hosts whose session was on the victim
+	cpu        map[string]time.Duration
 }
+
+// replicasCPU is the CPU time the live replicas have used (Linux only).
+func (f *fleet) replicasCPU() time.Duration {
+	var d time.Duration
+	for _, r := range f.replicas {
+		select {
+		case <-r.done:
+		default:
+			d += pidCPU(r.cmd.Process.Pid)
+		}
+	}
+	return d
+}
+
+// selfCPU is the CPU time this process has used (Linux only).
+func selfCPU() time.Duration { return pidCPU(os.Getpid()) }
 
 // drive runs nHosts hosts (every other one with a session) making
 // callsPerHost calls each, all at once, and kills one replica (the one
@@ -552,6 +569,10 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 	var victimName atomic.Value
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
+	// CPU time of each process on the path: the replicas (the killed one
+	// counted up to its kill), haproxy, and this process (the hosts).
+	cpu0 := map[string]time.Duration{"replicas": f.replicasCPU(), "haproxy": pidCPU(f.proxy.cmd.Process.Pid), "hosts": selfCPU()}
+	var victimCPU time.Duration
 	start := time.Now()
 	for _, h := range res.hosts {
 		wg.Go(func() {
@@ -604,12 +625,18 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 		if res.victim = f.replicaOf(name); res.victim == nil || ctx.Err() != nil {
 			return
 		}
+		victimCPU = pidCPU(res.victim.cmd.Process.Pid)
 		res.victim.kill()
 		res.killedAt = int(answered.Load())
 		killedFlag.Store(true)
 	}()
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.cpu = map[string]time.Duration{
+		"replicas": f.replicasCPU() + victimCPU - cpu0["replicas"],
+		"haproxy":  pidCPU(f.proxy.cmd.Process.Pid) - cpu0["haproxy"],
+		"hosts":    selfCPU() - cpu0["hosts"],
+	}
 	cancel()
 	<-killDone
 	if res.victim != nil && !killedFlag.Load() {
@@ -794,6 +821,11 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 	b.ReportMetric(float64(lost), "lost")
 	b.ReportMetric(float64(twice), "answered-twice")
 	b.ReportMetric(float64(res.victimSess), "sessions-on-killed")
+	for _, who := range []string{"replicas", "haproxy", "hosts"} {
+		if d := res.cpu[who]; d > 0 {
+			b.ReportMetric(float64(d.Microseconds())/float64(res.calls), who+"-cpu-µs/call")
+		}
+	}
 	b.ReportMetric(float64(res.restarts), "sessions-restarted")
 	b.ReportMetric(float64(res.statuses[0]), "404s")
 	b.ReportMetric(float64(res.cut), "calls-cut-by-kill")
