@@ -348,7 +348,35 @@ func startFleet(t testing.TB) *fleet {
 	}
 	// Registered after the replicas' clean-ups: stopped before them.
 	f.proxy = startHAProxy(t, f.replicas)
+	t.Cleanup(func() {
+		if t.Failed() {
+			f.logTrouble(t)
+		}
+	})
 	return f
+}
+
+// logTrouble logs what explains a failed run, not the thousands of lines
+// of one that went well: haproxy's lines of answers that were not 2xx and
+// its servers' state changes, and the replicas' warnings and errors.
+func (f *fleet) logTrouble(t testing.TB) {
+	var b strings.Builder
+	ok := regexp.MustCompile(`^\S+ \[[^]]*\] \S+ \S+ \S+ 2\d\d `)
+	for _, line := range strings.Split(f.proxy.log.String(), "\n") {
+		if line != "" && !ok.MatchString(line) {
+			fmt.Fprintln(&b, line)
+		}
+	}
+	t.Logf("haproxy, all but its 2xx lines:\n%s", b.String())
+	for _, r := range f.replicas {
+		b.Reset()
+		for _, line := range strings.Split(r.log.String(), "\n") {
+			if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "serving over HTTP") {
+				fmt.Fprintln(&b, line)
+			}
+		}
+		t.Logf("replica %s, its warnings and errors:\n%s", r.name, b.String())
+	}
 }
 
 // replicaOf is the replica called name (what an echo answer says).
@@ -760,12 +788,6 @@ func TestHTTPReplicasBehindHAProxy(t *testing.T) {
 		}
 		return false
 	})
-	if t.Failed() {
-		t.Logf("haproxy log:\n%s", f.proxy.log)
-		for _, r := range f.replicas {
-			t.Logf("replica %s log:\n%s", r.name, r.log)
-		}
-	}
 	t.Logf("stateless answers per replica: %v (after the kill: %v); %d sessions restarted, %d retries, 404s %d, 5xx %d",
 		res.byReplica, res.afterKill, res.restarts, res.retries, res.statuses[0], res.statuses[1])
 }
