@@ -319,7 +319,8 @@ func replicaConfig(t testing.TB) string {
 	cfg := oneToolbox(map[string]any{"s": fakeEntry("${WB_REPLICA}")})
 	// Hosts here are many and fast, all anonymous on loopback: the
 	// limits per caller are raised out of the way, the rest are defaults.
-	cfg["http"] = map[string]any{"limits": map[string]any{"callsPerSecond": 1e6, "burst": 1e6, "concurrentCalls": 1000, "maxSessions": 10000}}
+	// The shutdown bound is short: the clean-up waits for it.
+	cfg["http"] = map[string]any{"limits": map[string]any{"callsPerSecond": 1e6, "burst": 1e6, "concurrentCalls": 1000, "maxSessions": 10000, "shutdownMs": 5000}}
 	return writeConfig(t, cfg)
 }
 
@@ -405,13 +406,41 @@ func (s *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		case resp.StatusCode >= 500:
 			s.bad.Add(1)
 		}
+		if cut, ok := req.Context().Value(cutKey{}).(context.CancelCauseFunc); ok {
+			resp.Body = &cutBody{ReadCloser: resp.Body, cut: cut}
+		}
 	}
 	return resp, err
 }
 
-// callAttemptTimeout bounds one attempt of a call: only a call cut by the
-// kill reaches it.
-const callAttemptTimeout = 10 * time.Second
+// cutKey holds, in the context of a call's attempt, the function that
+// ends it as cut (errStreamCut).
+type cutKey struct{}
+
+// errStreamCut ends an attempt whose answer stream broke off: its replica
+// died while answering. The go-sdk client cannot resume a stream cut
+// before its first event and would wait for the call's timeout; a host
+// that watches its connections, as this one does, sends the call again
+// at once.
+var errStreamCut = errors.New("the answer's stream was cut")
+
+// cutBody ends its call's attempt when the body breaks off (not at its
+// end).
+type cutBody struct {
+	io.ReadCloser
+	cut context.CancelCauseFunc
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		b.cut(errStreamCut)
+	}
+	return n, err
+}
+
+// callAttemptTimeout bounds one attempt of a call: the host's timeout.
+const callAttemptTimeout = 60 * time.Second
 
 // answer is one call's result: what it said and who answered.
 type answer struct {
@@ -419,7 +448,7 @@ type answer struct {
 	replica string
 	session string // the host's session ("" for stateless hosts)
 	after   bool   // sent after the kill had completed
-	cut     bool   // an attempt was cut by the kill (and waited callAttemptTimeout)
+	cut     bool   // an attempt was cut by the kill
 	latency time.Duration
 }
 
@@ -434,7 +463,8 @@ type host struct {
 
 	sessions  []string // every session it had, in order
 	restarts  int      // new sessions after the old one was gone
-	cut       int      // attempts given up after callAttemptTimeout
+	cut       int      // attempts whose answer stream broke off
+	timedOut  int      // attempts given up after callAttemptTimeout
 	retries   int      // calls sent again after a failure
 	answers   []answer
 	saw404    bool
@@ -484,16 +514,21 @@ func (h *host) call(ctx context.Context, text string, killed func() bool) error 
 		}
 		before404 := h.counter.notFound.Load()
 		var res *mcp.CallToolResult
-		// A call whose replica is killed while it answers as an event
-		// stream never ends (the client cannot resume a stream without
-		// event ids): the host gives up on it after callAttemptTimeout.
-		cctx, cancel := context.WithTimeout(ctx, callAttemptTimeout)
+		// An attempt whose answer stream breaks off (its replica killed)
+		// is ended at once (cutBody); any other ends after
+		// callAttemptTimeout.
+		actx, cutIt := context.WithCancelCause(ctx)
+		cctx, cancel := context.WithTimeout(context.WithValue(actx, cutKey{}, cutIt), callAttemptTimeout)
 		res, err = h.cs.CallTool(cctx, &mcp.CallToolParams{Name: "use_tool", Arguments: use("bench", "s", "echo", map[string]any{"text": text})})
 		cancel()
+		cutIt(nil)
 		if err != nil {
-			if errors.Is(err, context.DeadlineExceeded) {
+			switch {
+			case errors.Is(context.Cause(actx), errStreamCut):
 				h.cut++
 				cut = true
+			case errors.Is(err, context.DeadlineExceeded):
+				h.timedOut++
 			}
 			if errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed) || h.counter.notFound.Load() > before404 {
 				// The connection is over; for a session host, its
@@ -545,6 +580,7 @@ type runResult struct {
 	restarts   int
 	retries    int
 	cut        int
+	timedOut   int
 	latencies  []time.Duration // every call's, sorted
 	uncut      []time.Duration // those of calls no kill cut, sorted
 	byReplica  map[string]int  // stateless answers per replica
@@ -674,6 +710,7 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 		res.restarts += h.restarts
 		res.retries += h.retries
 		res.cut += h.cut
+		res.timedOut += h.timedOut
 		res.statuses[0] += h.counter.notFound.Load()
 		res.statuses[1] += h.counter.bad.Load()
 		for c := range callsPerHost {
@@ -797,9 +834,8 @@ func TestHTTPReplicasBehindHAProxy(t *testing.T) {
 // haproxy in front of three workbenches; halfway one replica is killed.
 // Each op is that whole run (run it with -benchtime 1x): its time is
 // meaningless. It reports the latency of a call as its host sees it
-// (tries again included; also without the calls the kill cut, which wait
-// for the host's timeout: the go-sdk client cannot resume an event stream
-// cut before its first event), calls a second, how the stateless calls spread
+// (tries again included; also without the calls the kill cut), calls a
+// second, how the stateless calls spread
 // over the replicas, what the kill cost (sessions begun again, 404s, calls
 // cut and tried again), and the calls lost or answered twice (0: the run
 // fails otherwise).
@@ -834,11 +870,10 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 	b.ReportMetric(float64(res.calls), "calls")
 	b.ReportMetric(q(res.latencies, 50), "p50-µs")
 	b.ReportMetric(q(res.latencies, 99), "p99-µs")
-	// Without the calls the kill cut, which waited for the host's timeout
-	// (callAttemptTimeout) before they were sent again.
+	// Without the calls the kill cut, which were sent again.
 	b.ReportMetric(q(res.uncut, 50), "uncut-p50-µs")
 	b.ReportMetric(q(res.uncut, 99), "uncut-p99-µs")
-	b.ReportMetric(callAttemptTimeout.Seconds(), "try-timeout-s")
+	b.ReportMetric(float64(res.timedOut), "tries-timed-out")
 	b.ReportMetric(float64(res.calls)/res.elapsed.Seconds(), "calls/s")
 	b.ReportMetric(float64(lost), "lost")
 	b.ReportMetric(float64(twice), "answered-twice")
