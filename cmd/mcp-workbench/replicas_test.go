@@ -125,8 +125,8 @@ func (r *replica) kill() {
 
 // writeHAProxyConfig makes deploy/haproxy.cfg a configuration for this
 // machine: its frontend bound to bind, its replicas (the server-template
-// line) the given addresses, without DNS (they are addresses), and a
-// stats socket to read servers' states from. Everything else — balance,
+// line) the given addresses, without DNS (they are addresses), a stats
+// socket to read servers' states from, and replicaHeader on answers. Everything else — balance,
 // stick table, health checks, retries — is the file's.
 func writeHAProxyConfig(t testing.TB, bind string, servers []string, statsSock string) string {
 	t.Helper()
@@ -163,6 +163,9 @@ func writeHAProxyConfig(t testing.TB, bind string, servers []string, statsSock s
 			for i, s := range servers {
 				out = append(out, fmt.Sprintf("    server wb%d %s", i+1, s))
 			}
+			// The tests' own addition: which server answered, so that a
+			// session's replica is known from its initialize.
+			out = append(out, "    http-response set-header "+replicaHeader+" %s")
 		default:
 			out = append(out, line)
 		}
@@ -176,6 +179,10 @@ func writeHAProxyConfig(t testing.TB, bind string, servers []string, statsSock s
 	}
 	return p
 }
+
+// replicaHeader names, in the tests' haproxy, the server (wb1, wb2, …) that
+// answered.
+const replicaHeader = "X-Wb-Replica"
 
 // haproxy is haproxy running in the foreground.
 type haproxy struct {
@@ -380,6 +387,15 @@ func (f *fleet) logTrouble(t testing.TB) {
 	}
 }
 
+// serverName is haproxy's name of replica r: wb1, wb2, wb3.
+func (f *fleet) serverName(r *replica) string {
+	i := slices.Index(f.replicas, r)
+	if i < 0 {
+		return ""
+	}
+	return fmt.Sprintf("wb%d", i+1)
+}
+
 // replicaOf is the replica called name (what an echo answer says).
 func (f *fleet) replicaOf(name string) *replica {
 	for _, r := range f.replicas {
@@ -390,11 +406,22 @@ func (f *fleet) replicaOf(name string) *replica {
 	return nil
 }
 
-// statusCounter counts the HTTP statuses a host's requests got.
+// statusCounter counts the HTTP statuses a host's requests got, and notes
+// which haproxy server began each of its sessions.
 type statusCounter struct {
 	base     http.RoundTripper
 	notFound atomic.Int64 // 404: a session the replica does not know
 	bad      atomic.Int64 // 5xx (haproxy's 502/503 while a replica goes)
+
+	mu    sync.Mutex
+	began map[string]string // session id → the server (wb1, …) that answered its initialize
+}
+
+// beganOn is the haproxy server that began session id.
+func (s *statusCounter) beganOn(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.began[id]
 }
 
 func (s *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -405,6 +432,14 @@ func (s *statusCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 			s.notFound.Add(1)
 		case resp.StatusCode >= 500:
 			s.bad.Add(1)
+		}
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" && req.Header.Get("Mcp-Session-Id") == "" {
+			s.mu.Lock()
+			if s.began == nil {
+				s.began = map[string]string{}
+			}
+			s.began[id] = resp.Header.Get(replicaHeader)
+			s.mu.Unlock()
 		}
 		if cut, ok := req.Context().Value(cutKey{}).(context.CancelCauseFunc); ok {
 			resp.Body = &cutBody{ReadCloser: resp.Body, cut: cut}
@@ -730,7 +765,7 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 				}
 			}
 		}
-		if h.stateful && res.victim != nil && len(h.answers) > 0 && h.answers[0].replica == res.victim.name {
+		if h.stateful && res.victim != nil && h.counter.beganOn(h.sessions[0]) == f.serverName(res.victim) {
 			res.victimSess++
 		}
 	}
@@ -788,19 +823,26 @@ func (r *runResult) check(t testing.TB, f *fleet) {
 			}
 			on[a.session] = a.replica
 		}
-		first := h.answers[0].replica
+		// Each session answered by the replica whose haproxy server
+		// began it.
+		for _, a := range h.answers {
+			if began := h.counter.beganOn(a.session); began != f.serverName(f.replicaOf(a.replica)) {
+				t.Errorf("host %d: session %s began on %s, answered by %s", h.id, a.session, began, a.replica)
+			}
+		}
+		first := h.counter.beganOn(h.sessions[0])
 		last := h.answers[len(h.answers)-1]
 		switch {
-		case first == r.victim.name && last.after:
+		case first == f.serverName(r.victim) && last.after:
 			if !h.saw404 || h.restarts == 0 || len(h.sessions) < 2 {
 				t.Errorf("host %d: its session's replica was killed, yet 404 seen %v, %d new session(s)", h.id, h.saw404, h.restarts)
 			}
 			if last.replica == r.victim.name || last.session == h.sessions[0] {
 				t.Errorf("host %d: after the kill still answered by %s in session %s", h.id, last.replica, last.session)
 			}
-		case first != r.victim.name:
+		case first != f.serverName(r.victim):
 			if h.restarts != 0 || len(h.sessions) != 1 {
-				t.Errorf("host %d: its replica %s lived, yet %d new session(s) (404 seen %v)", h.id, first, h.restarts, h.saw404)
+				t.Errorf("host %d: its session began on %s, which lived, yet %d new session(s) (404 seen %v)", h.id, first, h.restarts, h.saw404)
 			}
 		}
 	}
@@ -855,6 +897,24 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 		}
 		f.proxy.stop(b)
 		b.StartTimer()
+	}
+	// Where the time goes: each kind of host before and after the kill.
+	for _, stateful := range []bool{false, true} {
+		for _, after := range []bool{false, true} {
+			var l []time.Duration
+			for _, h := range res.hosts {
+				for _, a := range h.answers {
+					if h.stateful == stateful && a.after == after {
+						l = append(l, a.latency)
+					}
+				}
+			}
+			if len(l) == 0 {
+				continue
+			}
+			slices.Sort(l)
+			b.Logf("session hosts %v, after the kill %v: %d calls, p50 %v, p99 %v, max %v", stateful, after, len(l), l[len(l)/2], l[len(l)*99/100], l[len(l)-1])
+		}
 	}
 	lost, twice := 0, 0
 	for text, n := range res.sent {
