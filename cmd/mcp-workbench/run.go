@@ -38,6 +38,7 @@ func commands() []*command {
 		{name: "tools", summary: "show (diff) or approve changes of the servers' tool definitions", usage: toolsUsage, run: runTools},
 		{name: "login", summary: "log in to a remote server that asks for OAuth", usage: loginUsage, run: runLogin},
 		{name: "logout", summary: "remove the tokens of a server's login", usage: logoutUsage, run: runLogout},
+		{name: "token", summary: "add, list or revoke the bearer tokens of serving over HTTP", usage: tokenUsage, run: runToken},
 		{name: "status", summary: "show the shared workbenches, their sessions and servers", usage: statusUsage, run: runStatus},
 		{name: "stop-shared", summary: "stop the shared workbench of a configuration", usage: stopSharedUsage, run: runStopShared},
 		{name: "serve-shared", summary: "run the shared workbench of a configuration (serve starts it)", usage: serveSharedUsage, run: runServeShared},

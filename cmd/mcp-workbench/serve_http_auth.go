@@ -2,15 +2,55 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth"
 )
 
-// httpAuth makes the authentication and limits of "http.auth".
-func httpAuth(context.Context, *config.Config, *slog.Logger) (front.Auth, func(http.Handler) http.Handler, error) {
-	return nil, nil, errors.New("\"http.auth\" is not supported yet")
+// httpAuth makes the authentication of "http.auth" and the limits per
+// credential of "http.limits", for front.ServeHTTP.
+func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.Auth, func(http.Handler) http.Handler, error) {
+	h := cfg.HTTP
+	o := httpauth.Options{ResourceURL: h.PublicURL, Logger: log}
+	if o.ResourceURL == "" {
+		o.ResourceURL = "http://" + h.Listen + "/mcp"
+	}
+	if h.Tokens != "" || h.TokensDefault {
+		p, err := httpauth.TokensPath(h.Tokens, os.Getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		o.TokensPath = p
+	}
+	if oa := h.OAuth; oa != nil {
+		o.OAuth = &httpauth.OAuth{Issuer: oa.Issuer, Audience: oa.Audience, JWKSURL: oa.JWKSURL, Scopes: oa.Scopes, SubjectClaim: oa.SubjectClaim, GroupsClaim: oa.GroupsClaim}
+	}
+	a, err := httpauth.New(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	lim := h.Limits.OrDefaults()
+	limiter := httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls})
+	return authenticator{a}, limiter.Middleware, nil
+}
+
+// authenticator is an httpauth.Authenticator as the front door takes it.
+type authenticator struct{ *httpauth.Authenticator }
+
+// MetadataHandler is nil without an authorization server: the front door
+// then serves no metadata path.
+func (a authenticator) MetadataHandler() http.Handler {
+	if len(a.MetadataPaths()) == 0 {
+		return nil
+	}
+	return a.Authenticator.MetadataHandler()
+}
+
+func (a authenticator) Caller(ctx context.Context) (string, []string) {
+	u, _ := httpauth.UserOf(ctx)
+	return u.Subject, u.Groups
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -157,4 +159,121 @@ func TestServeHTTPWithOfficialClients(t *testing.T) {
 	if left := fakeserver.WaitUntagged(tag, 10*time.Second); len(left) > 0 {
 		t.Errorf("processes left after serve --http stopped: %v", left)
 	}
+}
+
+// TestServeHTTPAuthentication: serve --http with static tokens (made with
+// token add) and an OAuth authorization server's JWTs. No token is 401
+// with the resource metadata; a token of another audience or an expired
+// one is refused; a group sees the toolbox limited to it and others do
+// not; a token revoked with token revoke is refused at the next request;
+// nothing of a token reaches the log.
+func TestServeHTTPAuthentication(t *testing.T) {
+	tokenHome(t)
+	code, out, errOut := runCmd(t, "", "token", "add", "alice")
+	if code != 0 {
+		t.Fatalf("token add: %d %s", code, errOut)
+	}
+	aliceTok := strings.TrimSpace(out)
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
+	const public = "https://wb.example.test/mcp"
+	tag := "http-auth-" + t.Name()
+	cfg := writeConfig(t, map[string]any{
+		"http": map[string]any{"publicUrl": public, "auth": map[string]any{"tokens": true, "oauth": map[string]any{"issuer": is.URL, "groupsClaim": "groups"}}},
+		"toolboxes": map[string]any{
+			"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer(tag, "a")}},
+			"ops": map[string]any{"description": "Operations tools", "access": map[string]any{"groups": []string{"sre"}}, "mcpServers": map[string]any{"a": taggedServer(tag, "a")}},
+		}})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+	base := strings.TrimSuffix(wb.url, "/mcp")
+
+	post := func(tok string) (int, http.Header) {
+		req, _ := http.NewRequest(http.MethodPost, wb.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header
+	}
+	if code, hdr := post(""); code != http.StatusUnauthorized || !strings.Contains(hdr.Get("WWW-Authenticate"), "resource_metadata=") {
+		t.Errorf("no token: %d %q; want 401 naming the resource metadata", code, hdr.Get("WWW-Authenticate"))
+	}
+	resp, err := http.Get(base + "/.well-known/oauth-protected-resource/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&md)
+	resp.Body.Close()
+	if md.Resource != public || len(md.AuthorizationServers) != 1 || md.AuthorizationServers[0] != is.URL {
+		t.Errorf("protected resource metadata: %+v", md)
+	}
+	hour := time.Hour
+	bobTok := is.Token(t, issuertest.Claims{Issuer: is.URL, Audience: []string{public}, Subject: "bob", Groups: []string{"sre"}, Exp: hour}, nil)
+	for name, tok := range map[string]string{
+		"another audience": is.Token(t, issuertest.Claims{Issuer: is.URL, Audience: []string{"https://other.example.test/mcp"}, Subject: "bob", Exp: hour}, nil),
+		"expired":          is.Token(t, issuertest.Claims{Issuer: is.URL, Audience: []string{public}, Subject: "bob", Exp: -hour}, nil),
+		"unsigned":         issuertest.Unsigned(t, issuertest.Claims{Issuer: is.URL, Audience: []string{public}, Subject: "bob", Exp: hour}),
+	} {
+		if code, _ := post(name); code != http.StatusUnauthorized {
+			t.Errorf("a token that is not one (%s): %d", name, code)
+		}
+		if code, _ := post(tok); code != http.StatusUnauthorized {
+			t.Errorf("a token of %s: %d; want 401", name, code)
+		}
+	}
+
+	session := func(tok, protocol string) *mcp.ClientSession {
+		hc := &http.Client{Transport: bearer{tok}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
+		if err != nil {
+			t.Fatalf("connecting at %s: %v", protocol, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	alice := session(aliceTok, "2025-11-25")
+	bob := session(bobTok, "2026-07-28")
+	if text, isErr := callTool(t, alice, "use_tool", use("ops", "a", "echo", map[string]any{"message": "x"})); !isErr || !strings.Contains(text, "ops") {
+		t.Errorf("alice (no group) calls ops: %s", text)
+	}
+	if text, isErr := callTool(t, alice, "use_tool", use("dev", "a", "echo", map[string]any{"message": "alice's"})); isErr || !strings.Contains(text, "alice's") {
+		t.Errorf("alice calls dev: %s", text)
+	}
+	if text, isErr := callTool(t, bob, "use_tool", use("ops", "a", "echo", map[string]any{"message": "bob's"})); isErr || !strings.Contains(text, "bob's") {
+		t.Errorf("bob (sre) calls ops: %s", text)
+	}
+
+	if code, _, errOut := runCmd(t, "", "token", "revoke", "alice"); code != 0 {
+		t.Fatalf("token revoke: %s", errOut)
+	}
+	if code, _ := post(aliceTok); code != http.StatusUnauthorized {
+		t.Errorf("a revoked token: %d; want 401 at the next request", code)
+	}
+	if _, err := alice.CallTool(ctxT(t), &mcp.CallToolParams{Name: "use_tool", Arguments: use("dev", "a", "echo", map[string]any{"message": "again"})}); err == nil {
+		t.Errorf("alice's session goes on after her token was revoked")
+	}
+	logs := wb.logs.String()
+	for _, tok := range []string{aliceTok, aliceTok[len(aliceTok)-12:], bobTok[len(bobTok)-20:]} {
+		if strings.Contains(logs, tok) {
+			t.Errorf("the log holds a token (%s…)", tok[:6])
+		}
+	}
+}
+
+// bearer sends its token with every request.
+type bearer struct{ tok string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
 }

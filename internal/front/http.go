@@ -26,7 +26,6 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,6 +50,9 @@ type Auth interface {
 	// MetadataHandler serves RFC 9728 protected-resource metadata; nil
 	// when no authorization server is configured.
 	MetadataHandler() http.Handler
+	// Caller is the user of a request Middleware let through: the
+	// subject and the groups it belongs to.
+	Caller(ctx context.Context) (subject string, groups []string)
 }
 
 // HTTPOptions are what ServeHTTP runs with.
@@ -117,6 +119,9 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 			served <- srv.Serve(ln)
 		}
 	}()
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go f.sweepUsers(sweepCtx, min(f.limits.SessionIdle/2, time.Minute), f.limits.SessionIdle)
 	o.Logger.Info("serving over HTTP", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/mcp", "public", f.publicURL, "auth", o.Auth != nil)
 	if o.Listening != nil {
 		o.Listening(ln.Addr().String())
@@ -213,6 +218,11 @@ type httpUser struct {
 	wbs  map[*workbench.Workbench]struct{}
 	open *workbench.HTTPHost
 	wb   *workbench.Workbench // open's
+	// active counts the user's requests in progress; seen is when the
+	// latest began. A user with neither sessions nor requests for
+	// sessionIdle is let go (sweepUsers).
+	active int
+	seen   time.Time
 }
 
 func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront {
@@ -371,16 +381,27 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
-	if f.sessionless(r) {
+	sessionless := f.sessionless(r)
+	if !sessionless && (r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "") {
+		f.stateful.ServeHTTP(w, r) // a session's request: its user is known
+		return
+	}
+	u := f.user(f.caller(r))
+	if u == nil {
+		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down")
+		return
+	}
+	defer f.release(u)
+	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
+	if sessionless {
 		f.stateless.ServeHTTP(w, r)
 		return
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		f.newSession(w, r)
-		return
-	}
-	f.stateful.ServeHTTP(w, r)
+	f.newSession(w, r, u)
 }
+
+// userKey keys the caller's *httpUser in a request's context.
+type userKey struct{}
 
 // sessionless reports whether r is a request of the 2026-07-28 protocol:
 // its MCP-Protocol-Version header says so, or, without a session, its
@@ -410,26 +431,16 @@ func (f *httpFront) sessionless(r *http.Request) bool {
 	return v >= newProtocol
 }
 
-// caller is the user a request comes from.
-func caller(r *http.Request) (subject string, groups []string) {
-	ti := auth.TokenInfoFromContext(r.Context())
-	if ti == nil {
+// caller is the user a request comes from: "" without authentication.
+func (f *httpFront) caller(r *http.Request) (subject string, groups []string) {
+	if f.o.Auth == nil {
 		return "", nil
 	}
-	switch g := ti.Extra["groups"].(type) {
-	case []string:
-		groups = g
-	case []any:
-		for _, e := range g {
-			if s, ok := e.(string); ok {
-				groups = append(groups, s)
-			}
-		}
-	}
-	return ti.UserID, groups
+	return f.o.Auth.Caller(r.Context())
 }
 
-// user returns the caller's state, made on first use; nil once closed.
+// user returns the caller's state, made on first use, with a request of
+// theirs in progress (release ends it); nil once closed.
 func (f *httpFront) user(subject string, groups []string) *httpUser {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -452,6 +463,8 @@ func (f *httpFront) user(subject string, groups []string) *httpUser {
 		u = &httpUser{subject: subject, pool: downstream.NewPool(do), logins: &workbench.Logins{}, wbs: map[*workbench.Workbench]struct{}{}}
 		f.users[subject] = u
 	}
+	u.active++
+	u.seen = time.Now()
 	// The latest request's groups rule: a token renewed with other
 	// groups sees other toolboxes from then on.
 	if !slices.Equal(u.groups, groups) {
@@ -483,6 +496,48 @@ func userDir(subject string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
+// release ends a request of u's.
+func (f *httpFront) release(u *httpUser) {
+	f.mu.Lock()
+	u.active--
+	f.mu.Unlock()
+}
+
+// sweepUsers lets go, every period until ctx ends, of the users with no
+// session and no request for idle: their servers stop, and their next
+// request starts anew.
+func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var gone []*httpUser
+		f.mu.Lock()
+		for subject, u := range f.users {
+			sessions := len(u.wbs)
+			if u.wb != nil {
+				sessions--
+			}
+			if u.active == 0 && sessions == 0 && time.Since(u.seen) > idle {
+				delete(f.users, subject)
+				gone = append(gone, u)
+			}
+		}
+		f.mu.Unlock()
+		for _, u := range gone {
+			f.log.Debug("user idle: their servers stop", "idle", idle)
+			if u.wb != nil {
+				u.wb.Close()
+			}
+			u.pool.Close()
+		}
+	}
+}
+
 // userOAuthStore is where a user's logins to remote servers are kept: the
 // user's own folder of the default store; the default store itself when
 // serving without authentication (the one user is the local one).
@@ -512,8 +567,7 @@ func (f *httpFront) newWorkbenchLocked(u *httpUser) *workbench.Workbench {
 // statelessServer is the SDK's server for a request without a session:
 // the caller's, one for all of the user's such requests.
 func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
-	subject, groups := caller(r)
-	u := f.user(subject, groups)
+	u, _ := r.Context().Value(userKey{}).(*httpUser)
 	if u == nil {
 		return nil
 	}
@@ -521,7 +575,7 @@ func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
 	defer f.mu.Unlock()
 	if u.open == nil {
 		u.wb = f.newWorkbenchLocked(u)
-		u.open = u.wb.NewHTTPHost(cmpOr(subject, "local"))
+		u.open = u.wb.NewHTTPHost(cmpOr(u.subject, "local"))
 		u.open.OnCall = f.metrics.call
 	}
 	return u.open.Server()
@@ -562,13 +616,7 @@ func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
 
 // newSession serves a request that starts a session: its workbench lives
 // as long as the session the SDK made, if it made one.
-func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request) {
-	subject, groups := caller(r)
-	u := f.user(subject, groups)
-	if u == nil {
-		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down")
-		return
-	}
+func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUser) {
 	f.mu.Lock()
 	full := f.sessions >= f.limits.MaxSessions
 	if !full {

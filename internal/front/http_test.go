@@ -2,11 +2,20 @@ package front
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,25 +38,8 @@ type httpEnv struct {
 	url   string // the MCP endpoint
 	base  string // http://127.0.0.1:port
 	state string // the fake servers' state folder
-	logs  *syncBuffer
+	logs  *fakeserver.Buffer
 	stop  func() error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // fakeJSON is a fake server's definition in a configuration file.
@@ -79,7 +71,7 @@ func serveHTTPFor(t *testing.T, cfgText string, o HTTPOptions) *httpEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &fakeserver.Buffer{}
 	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.LogOut = logs
 	if o.Addr == "" {
@@ -254,9 +246,18 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 // TestHTTPSessionsEnd: a session the host ends (DELETE) is gone: its id
 // gets 404, so that the host starts again, as the transport asks; so is
-// one idle past sessionIdleMs; the sessions gauge follows.
+// one idle past sessionIdleMs; the sessions gauge follows. A user idle as
+// long is let go, with their servers.
 func TestHTTPSessionsEnd(t *testing.T) {
 	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"sessionIdleMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
+	// A request without a session starts a server for its user.
+	stateless := connect(t, e.url, "2026-07-28", nil, nil)
+	if got, isErr := callTool(t, stateless, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("a stateless call: %s", got)
+	}
+	if m := get(t, e.base+"/metrics", nil); !strings.Contains(m, "mcp_workbench_servers_running 1") || !strings.Contains(m, "mcp_workbench_users 1") {
+		t.Errorf("after a stateless call: %s", grepLines(m, "mcp_workbench_"))
+	}
 	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
 	sid := hdr.Get("Mcp-Session-Id")
 	if code != http.StatusOK || sid == "" {
@@ -288,6 +289,12 @@ func TestHTTPSessionsEnd(t *testing.T) {
 	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sid, "MCP-Protocol-Version", "2025-11-25"), list); code != http.StatusNotFound {
 		t.Errorf("a request of a session ended idle: %d %s; want 404", code, body)
 	}
+	// With no session and no request for sessionIdleMs, the user is let
+	// go: their servers stop.
+	fakeserver.Eventually(t, "the idle user's servers to stop", func() bool {
+		m := get(t, e.base+"/metrics", nil)
+		return strings.Contains(m, "mcp_workbench_users 0") && strings.Contains(m, "mcp_workbench_servers_running 0")
+	})
 }
 
 // TestHTTPRefusesBadRequests: each bad request gets the status the
@@ -369,6 +376,19 @@ func (b bearerAuth) Middleware(next http.Handler) http.Handler {
 }
 
 func (bearerAuth) MetadataHandler() http.Handler { return nil }
+
+func (bearerAuth) Caller(ctx context.Context) (string, []string) {
+	ti := auth.TokenInfoFromContext(ctx)
+	if ti == nil {
+		return "", nil
+	}
+	var groups []string
+	gs, _ := ti.Extra["groups"].([]any)
+	for _, g := range gs {
+		groups = append(groups, g.(string))
+	}
+	return ti.UserID, groups
+}
 
 // tokenClient sends tok with every request.
 func tokenClient(tok string) *http.Client {
@@ -614,5 +634,108 @@ func TestHTTPUsersLogInAlone(t *testing.T) {
 	}
 	if da == db {
 		t.Errorf("alice and bob share the token folder %s", da)
+	}
+}
+
+// TestHTTPStreamsProgressAndListChanges: a call's progress reaches the
+// host on the call's stream at both protocols, and a 2025 session hears
+// of a configuration edit that changes the toolboxes (tools/list_changed
+// on its event stream).
+func TestHTTPStreamsProgressAndListChanges(t *testing.T) {
+	e := serveHTTPFor(t, oneToolbox, HTTPOptions{})
+	for _, protocol := range []string{"2025-11-25", "2026-07-28"} {
+		var mu sync.Mutex
+		var got []string
+		cs := connect(t, e.url, protocol, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				got = append(got, req.Params.Message)
+				mu.Unlock()
+			},
+		}, nil)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "use_tool", Arguments: useArgs("dev", "a", "progress", map[string]any{"steps": 3}),
+			Meta: mcp.Meta{"progressToken": "tok-" + protocol}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: progress call: %v %v", protocol, err, res)
+		}
+		fakeserver.Eventually(t, "the progress notifications", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) == 3
+		})
+		mu.Lock()
+		if strings.Join(got, ",") != "step 1,step 2,step 3" {
+			t.Errorf("%s: progress %q", protocol, got)
+		}
+		mu.Unlock()
+	}
+
+	changed := make(chan struct{}, 4)
+	cs := connect(t, e.url, "2025-11-25", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, nil)
+	cfg := filepath.Join(filepath.Dir(e.state), "config.json")
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(old), `{"toolboxes": {`, `{"toolboxes": {"notes": {"description": "Notes", "mcpServers": {"n": {"command": "no-such-command"}}}, `, 1)
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatal("the 2025 session was not told the tool list changed")
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.Tools)
+	if !strings.Contains(string(b), `"notes"`) {
+		t.Errorf("after the edit, open_toolbox does not offer notes: %s", b)
+	}
+}
+
+// TestHTTPServesTLS: with "tls", the workbench serves HTTPS with the
+// given certificate, and a host that trusts it calls tools.
+func TestHTTPServesTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cfgText := strings.Replace(oneToolbox, `{"toolboxes"`, fmt.Sprintf(`{"http": {"tls": {"certFile": %q, "keyFile": %q}}, "toolboxes"`, certFile, keyFile), 1)
+	e := serveHTTPFor(t, cfgText, HTTPOptions{})
+	if !strings.HasPrefix(e.url, "http://") {
+		t.Fatalf("url %s", e.url)
+	}
+	url := "https://" + strings.TrimPrefix(e.url, "http://")
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	cs := connect(t, url, "2025-11-25", nil, hc)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "over tls"})); isErr || !strings.Contains(got, "over tls") {
+		t.Errorf("a call over HTTPS: %s", got)
+	}
+	// Plain HTTP to the TLS port is refused.
+	if resp, err := http.Post(e.url, "application/json", strings.NewReader(initBody)); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("plain HTTP to the HTTPS port answered 200")
+		}
 	}
 }
