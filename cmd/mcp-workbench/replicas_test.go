@@ -64,7 +64,10 @@ func startReplica(t testing.TB, cfg, tag, home string) *replica {
 	for _, v := range fakeserver.HomeVars {
 		cmd.Env = append(cmd.Env, v+"="+home)
 	}
-	cmd.Env = append(cmd.Env, strings.Fields(os.Getenv("WB_BENCH_ENV"))...)
+	// WB_BENCH_ENV adds variables to the replicas (GOGC=…, or
+	// WB_CPUPROFILE=/tmp/cpu-{replica}.prof: {replica} is the replica's
+	// name, a file each).
+	cmd.Env = append(cmd.Env, strings.Fields(strings.ReplaceAll(os.Getenv("WB_BENCH_ENV"), "{replica}", tag))...)
 	r := &replica{name: tag, cmd: cmd, log: &fakeserver.Buffer{}, done: make(chan struct{})}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
