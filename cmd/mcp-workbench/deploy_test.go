@@ -346,6 +346,16 @@ func TestKubernetesManifests(t *testing.T) {
 	if dig(c, "resources", "requests", "memory") == nil || dig(c, "resources", "limits", "memory") == nil {
 		t.Error("Deployment: no memory request or limit")
 	}
+	env := map[string]string{}
+	for _, e := range dig(c, "env").([]any) {
+		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
+	}
+	// The Go runtime's soft limit below the container's.
+	limit, ok1 := byteSize(fmt.Sprint(dig(c, "resources", "limits", "memory")))
+	soft, ok2 := byteSize(env["GOMEMLIMIT"])
+	if !ok1 || !ok2 || soft >= limit {
+		t.Errorf("Deployment: GOMEMLIMIT %q is not below limits.memory %v", env["GOMEMLIMIT"], dig(c, "resources", "limits", "memory"))
+	}
 
 	// Mounts: the configuration's folder from the generated ConfigMap;
 	// the token store's folder from a Secret or a claim, read-only.
@@ -368,10 +378,6 @@ func TestKubernetesManifests(t *testing.T) {
 	v, ok := mountOf(configPath)
 	if cm, _ := dig(v, "configMap", "name").(string); !ok || !strings.HasSuffix(generated[cm], path.Base(configPath)+"=kubernetes/workbench-config.json") {
 		t.Errorf("Deployment: %s is not kubernetes/workbench-config.json from the ConfigMap of kustomization.yaml (volume %v)", configPath, v)
-	}
-	env := map[string]string{}
-	for _, e := range dig(c, "env").([]any) {
-		env[dig(e, "name").(string)], _ = dig(e, "value").(string)
 	}
 	tokens := env["MCP_WORKBENCH_TOKENS"]
 	v, ok = mountOf(tokens)
@@ -450,6 +456,22 @@ func TestKubernetesManifests(t *testing.T) {
 	if cm := dig(hdep, "spec", "template", "spec", "volumes", 0, "configMap", "name"); generated[fmt.Sprint(cm)] != "haproxy.cfg" {
 		t.Errorf("Deployment mcp-workbench-haproxy mounts ConfigMap %v, not the one made of haproxy.cfg", cm)
 	}
+}
+
+// byteSize reads a size as Kubernetes (512Mi, 1Gi) or GOMEMLIMIT (768MiB)
+// write it, in bytes.
+func byteSize(s string) (int64, bool) {
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n * u.n, err == nil
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 func keys[V any](m map[string]V) []string {
