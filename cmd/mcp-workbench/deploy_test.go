@@ -530,7 +530,7 @@ func TestProbesServed(t *testing.T) {
 	delete(cfg["http"].(map[string]any), "auth")
 	delete(cfg["http"].(map[string]any), "publicUrl")
 	t.Setenv("WB_STATE_KEY", "c3RhdGUta2V5LWZvci10aGUtZGVwbG95LXRlc3QtMzItYnl0ZXM=")
-	rep := startReplica(t, writeConfig(t, cfg), "probe", t.TempDir())
+	rep := startReplica(t, writeConfig(t, cfg), fmt.Sprintf("wbprobe-%d", time.Now().UnixNano()), t.TempDir())
 	for _, probe := range []string{"readinessProbe", "livenessProbe"} {
 		p := dig(c, probe, "httpGet", "path").(string)
 		req, _ := http.NewRequest("GET", "http://"+rep.addr+p, nil)
