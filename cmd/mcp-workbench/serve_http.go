@@ -27,11 +27,12 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts se
 		ho.StateKey = []byte(cfg.HTTP.StateKey)
 	}
 	if cfg.HTTP.HasAuth() {
-		a, limits, err := httpAuth(ctx, cfg, o.Logger)
+		a, err := httpAuth(ctx, cfg, o.Logger)
 		if err != nil {
 			return fmt.Errorf("serving over HTTP: %w", err)
 		}
-		ho.Auth, ho.Limits = a, limits
+		ho.Auth = a
 	}
+	ho.Limits = httpLimits(cfg)
 	return front.ServeHTTP(ctx, cfg, ho)
 }

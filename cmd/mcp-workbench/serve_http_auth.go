@@ -11,9 +11,8 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/httpauth"
 )
 
-// httpAuth makes the authentication of "http.auth" and the limits per
-// credential of "http.limits", for front.ServeHTTP.
-func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.Auth, func(http.Handler) http.Handler, error) {
+// httpAuth makes the authentication of "http.auth", for front.ServeHTTP.
+func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.Auth, error) {
 	h := cfg.HTTP
 	o := httpauth.Options{ResourceURL: h.PublicURL, Logger: log}
 	if o.ResourceURL == "" {
@@ -22,7 +21,7 @@ func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.
 	if h.Tokens != "" || h.TokensDefault {
 		p, err := httpauth.TokensPath(h.Tokens, os.Getenv)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		o.TokensPath = p
 	}
@@ -31,11 +30,16 @@ func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.
 	}
 	a, err := httpauth.New(ctx, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	lim := h.Limits.OrDefaults()
-	limiter := httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls})
-	return authenticator{a}, limiter.Middleware, nil
+	return authenticator{a}, nil
+}
+
+// httpLimits bounds each credential by "http.limits" (without
+// authentication, every caller is the one local user).
+func httpLimits(cfg *config.Config) func(http.Handler) http.Handler {
+	lim := cfg.HTTP.Limits.OrDefaults()
+	return httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls}).Middleware
 }
 
 // authenticator is an httpauth.Authenticator as the front door takes it.
