@@ -280,7 +280,11 @@ func writeHTTP(w io.Writer, r results) {
 	if v, ok := m["uncut-p50-µs"]; ok {
 		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
 	}
-	row("Throughput", fmt.Sprintf("%.0f calls/s", m["calls/s"]))
+	through := fmt.Sprintf("%.0f calls/s", m["calls/s"])
+	if v, ok := m["http-requests/s"]; ok {
+		through += fmt.Sprintf(" (%.0f HTTP requests/s through haproxy)", v)
+	}
+	row("Throughput", through)
 	if v, ok := m["replicas-cpu-µs/call"]; ok {
 		row("CPU per call: the replicas / haproxy / the hosts (the benchmark's process)", fmt.Sprintf("%.0f µs / %.0f µs / %.0f µs", v, m["haproxy-cpu-µs/call"], m["hosts-cpu-µs/call"]))
 	}

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -291,30 +292,49 @@ type backendServer struct {
 	sessions     string // stot: connections (sessions) it was given
 }
 
-// servers reads the backend's servers from the stats socket.
-func (h *haproxy) servers() []backendServer {
+// stat reads show stat from the stats socket: its rows, and the column
+// index of each field.
+func (h *haproxy) stat() (rows [][]string, col map[string]int) {
 	c, err := net.DialTimeout("unix", h.stats, 5*time.Second)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(c, "show stat\n"); err != nil {
-		return nil
+		return nil, nil
 	}
 	data, _ := io.ReadAll(c)
 	r := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(data), "# ")))
 	r.FieldsPerRecord = -1
-	rows, _ := r.ReadAll()
+	rows, _ = r.ReadAll()
 	if len(rows) == 0 {
-		return nil
+		return nil, nil
 	}
-	col := map[string]int{}
+	col = map[string]int{}
 	for i, name := range rows[0] {
 		col[name] = i
 	}
+	return rows[1:], col
+}
+
+// requests is how many HTTP requests haproxy's frontend has taken.
+func (h *haproxy) requests() int {
+	rows, col := h.stat()
+	for _, row := range rows {
+		if len(row) > col["req_tot"] && row[col["pxname"]] == "mcp" && row[col["svname"]] == "FRONTEND" {
+			n, _ := strconv.Atoi(row[col["req_tot"]])
+			return n
+		}
+	}
+	return 0
+}
+
+// servers reads the backend's servers from the stats socket.
+func (h *haproxy) servers() []backendServer {
+	rows, col := h.stat()
 	var out []backendServer
-	for _, row := range rows[1:] {
+	for _, row := range rows {
 		if len(row) <= col["status"] || row[col["pxname"]] != "workbench" || row[col["svname"]] == "BACKEND" {
 			continue
 		}
@@ -625,6 +645,7 @@ type runResult struct {
 	afterKill  map[string]int  // stateless answers per replica, sent after the kill
 	victimSess int             // session hosts whose session was on the victim
 	cpu        map[string]time.Duration
+	requests   int // HTTP requests through haproxy during the run
 }
 
 // replicasCPU is the CPU time the live replicas have used (Linux only).
@@ -674,6 +695,7 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 	// CPU time of each process on the path: the replicas (the killed one
 	// counted up to its kill), haproxy, and this process (the hosts).
 	cpu0 := map[string]time.Duration{"replicas": f.replicasCPU(), "haproxy": pidCPU(f.proxy.cmd.Process.Pid), "hosts": selfCPU()}
+	requests0 := f.proxy.requests()
 	var victimCPU time.Duration
 	start := time.Now()
 	for _, h := range res.hosts {
@@ -734,6 +756,7 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 	}()
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.requests = f.proxy.requests() - requests0
 	res.cpu = map[string]time.Duration{
 		"replicas": f.replicasCPU() + victimCPU - cpu0["replicas"],
 		"haproxy":  pidCPU(f.proxy.cmd.Process.Pid) - cpu0["haproxy"],
@@ -938,6 +961,7 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 	b.ReportMetric(q(res.uncut, 99), "uncut-p99-µs")
 	b.ReportMetric(float64(res.timedOut), "tries-timed-out")
 	b.ReportMetric(float64(res.calls)/res.elapsed.Seconds(), "calls/s")
+	b.ReportMetric(float64(res.requests)/res.elapsed.Seconds(), "http-requests/s")
 	b.ReportMetric(float64(lost), "lost")
 	b.ReportMetric(float64(twice), "answered-twice")
 	b.ReportMetric(float64(res.victimSess), "sessions-on-killed")
