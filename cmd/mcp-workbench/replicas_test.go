@@ -69,6 +69,7 @@ func startReplica(t testing.TB, cfg, tag, home string) *replica {
 	// WB_CPUPROFILE=/tmp/cpu-{replica}.prof: {replica} is the replica's
 	// name, a file each).
 	cmd.Env = append(cmd.Env, strings.Fields(strings.ReplaceAll(os.Getenv("WB_BENCH_ENV"), "{replica}", tag))...)
+	dieWithTest(cmd)
 	r := &replica{name: tag, cmd: cmd, log: &fakeserver.Buffer{}, done: make(chan struct{})}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -221,6 +222,7 @@ func startHAProxy(t testing.TB, replicas []*replica) *haproxy {
 		cfg := writeHAProxyConfig(t, h.addr, servers, h.stats)
 		h.cmd = exec.Command(bin, "-db", "-f", cfg)
 		h.cmd.Stdout, h.cmd.Stderr = h.log, h.log
+		dieWithTest(h.cmd)
 		if err := h.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
