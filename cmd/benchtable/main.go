@@ -85,9 +85,15 @@ func (r results) get(name, unit string) (float64, bool) {
 }
 
 func write(w io.Writer, r results) {
-	fmt.Fprintln(w, "| Measure | Direct | Byte relay (the floor) | Workbench | Workbench vs direct |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+	// The header only above rows: a run of the sharing or HTTP
+	// benchmarks alone has none here.
+	headed := false
 	row := func(measure, direct, relay, wb, ratio string) {
+		if !headed {
+			headed = true
+			fmt.Fprintln(w, "| Measure | Direct | Byte relay (the floor) | Workbench | Workbench vs direct |")
+			fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", measure, direct, relay, wb, ratio)
 	}
 	// opt formats a metric that may be missing.

@@ -72,6 +72,11 @@ func TestHTTPTable(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out.String())
 		}
 	}
+	out.Reset()
+	write(&out, r)
+	if out.Len() != 0 {
+		t.Errorf("the direct-vs-workbench table without its benchmarks:\n%s", out.String())
+	}
 	r, _, _ = parse(strings.NewReader("BenchmarkCall/direct-2  10  5 ns/op  1 p50-µs\n"))
 	out.Reset()
 	writeHTTP(&out, r)

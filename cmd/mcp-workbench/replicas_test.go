@@ -944,6 +944,20 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 			b.Logf("session hosts %v, after the kill %v: %d calls, p50 %v, p99 %v, max %v", stateful, after, len(l), l[len(l)/2], l[len(l)*99/100], l[len(l)-1])
 		}
 	}
+	type slow struct {
+		h *host
+		a answer
+	}
+	var slowest []slow
+	for _, h := range res.hosts {
+		for _, a := range h.answers {
+			slowest = append(slowest, slow{h, a})
+		}
+	}
+	slices.SortFunc(slowest, func(x, y slow) int { return int(y.a.latency - x.a.latency) })
+	for _, s := range slowest[:min(5, len(slowest))] {
+		b.Logf("slow: %s took %v (session host %v, %d session(s), sent after the kill %v, answered by %s)", s.a.text, s.a.latency, s.h.stateful, len(s.h.sessions), s.a.after, s.a.replica)
+	}
 	lost, twice := 0, 0
 	for text, n := range res.sent {
 		switch {
