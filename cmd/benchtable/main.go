@@ -286,6 +286,9 @@ func writeHTTP(w io.Writer, r results) {
 	if v, ok := m["uncut-p50-µs"]; ok {
 		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
 	}
+	if v, ok := m["begin-p50-µs"]; ok {
+		row("A host's start (discover, or initialize and its session), all at once: median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["begin-p99-µs"]/1e3))
+	}
 	through := fmt.Sprintf("%.0f calls/s", m["calls/s"])
 	if v, ok := m["http-requests/s"]; ok {
 		through += fmt.Sprintf(" (%.0f HTTP requests/s through haproxy)", v)
