@@ -286,6 +286,13 @@ func writeHTTP(w io.Writer, r results) {
 	if v, ok := m["uncut-p50-µs"]; ok {
 		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
 	}
+	if v, ok := m["session-first-p50-µs"]; ok {
+		row("Call latency, a session's first call (starts the session's own server), median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["session-first-p99-µs"]/1e3))
+		row("Call latency, every other call, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", m["others-p50-µs"]/1e3, m["others-p99-µs"]/1e3))
+	}
+	if v, ok := m["server-procs-at-kill"]; ok {
+		row("Server processes of the three replicas at the kill", fmt.Sprintf("%.0f", v))
+	}
 	if v, ok := m["begin-p50-µs"]; ok {
 		row("A host's start (discover, or initialize and its session), all at once: median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["begin-p99-µs"]/1e3))
 	}

@@ -509,6 +509,7 @@ type answer struct {
 	session string // the host's session ("" for stateless hosts)
 	after   bool   // sent after the kill had completed
 	cut     bool   // an attempt was cut by the kill
+	first   bool   // the first call answered in its session (a 2025 host's)
 	latency time.Duration
 }
 
@@ -617,7 +618,8 @@ func (h *host) call(ctx context.Context, text string, killed func() bool) error 
 		if tc == nil || json.Unmarshal([]byte(tc.Text), &out) != nil {
 			return fmt.Errorf("host %d: echo %q: answer %v", h.id, text, res.Content[0])
 		}
-		h.answers = append(h.answers, answer{text: out.Args.Text, replica: out.Server, session: h.cs.ID(), after: after, cut: cut, latency: time.Since(start)})
+		first := h.stateful && (len(h.answers) == 0 || h.answers[len(h.answers)-1].session != h.cs.ID())
+		h.answers = append(h.answers, answer{text: out.Args.Text, replica: out.Server, session: h.cs.ID(), after: after, cut: cut, first: first, latency: time.Since(start)})
 		if out.Args.Text != text {
 			return fmt.Errorf("host %d: sent %q, answered %q", h.id, text, out.Args.Text)
 		}
@@ -629,27 +631,28 @@ func (h *host) call(ctx context.Context, text string, killed func() bool) error 
 
 // runResult is what a run of hosts gave.
 type runResult struct {
-	hosts      []*host
-	victim     *replica
-	killedAt   int // calls answered when the kill was done
-	elapsed    time.Duration
-	calls      int
-	sent       map[string]int // text → times sent (once each)
-	answered   map[string]int // text → times answered
-	statuses   [2]int64       // 404s, 5xx seen by the hosts
-	errs       []error
-	restarts   int
-	retries    int
-	cut        int
-	timedOut   int
-	latencies  []time.Duration // every call's, sorted
-	uncut      []time.Duration // those of calls no kill cut, sorted
-	byReplica  map[string]int  // stateless answers per replica
-	afterKill  map[string]int  // stateless answers per replica, sent after the kill
-	victimSess int             // session hosts whose session was on the victim
-	cpu        map[string]time.Duration
-	requests   int             // HTTP requests through haproxy during the run
-	begins     []time.Duration // the hosts' first connections, sorted
+	hosts       []*host
+	victim      *replica
+	killedAt    int // calls answered when the kill was done
+	elapsed     time.Duration
+	calls       int
+	sent        map[string]int // text → times sent (once each)
+	answered    map[string]int // text → times answered
+	statuses    [2]int64       // 404s, 5xx seen by the hosts
+	errs        []error
+	restarts    int
+	retries     int
+	cut         int
+	timedOut    int
+	latencies   []time.Duration // every call's, sorted
+	uncut       []time.Duration // those of calls no kill cut, sorted
+	byReplica   map[string]int  // stateless answers per replica
+	afterKill   map[string]int  // stateless answers per replica, sent after the kill
+	victimSess  int             // session hosts whose session was on the victim
+	cpu         map[string]time.Duration
+	requests    int             // HTTP requests through haproxy during the run
+	begins      []time.Duration // the hosts' first connections, sorted
+	procsAtKill int             // server processes of the replicas just before the kill
 }
 
 // replicasCPU is the CPU time the live replicas have used (Linux only).
@@ -776,6 +779,11 @@ func (f *fleet) drive(t testing.TB, nHosts, callsPerHost int, gate bool) *runRes
 			return
 		}
 		victimCPU = pidCPU(res.victim.cmd.Process.Pid)
+		for _, r := range f.replicas {
+			if pids, ok := fakeserver.Tagged(r.name); ok {
+				res.procsAtKill += len(pids) - 1 // its servers, not itself
+			}
+		}
 		res.victim.kill()
 		res.killedAt = int(answered.Load())
 		killedFlag.Store(true)
@@ -997,6 +1005,25 @@ func BenchmarkHTTPReplicas(b *testing.B) {
 	b.ReportMetric(float64(res.calls), "calls")
 	b.ReportMetric(q(res.latencies, 50), "p50-µs")
 	b.ReportMetric(q(res.latencies, 99), "p99-µs")
+	// A 2025 host's session has servers of its own ("shared": false, the
+	// default), which its first call starts; other calls find them.
+	var firsts, others []time.Duration
+	for _, h := range res.hosts {
+		for _, a := range h.answers {
+			if a.first {
+				firsts = append(firsts, a.latency)
+			} else {
+				others = append(others, a.latency)
+			}
+		}
+	}
+	slices.Sort(firsts)
+	slices.Sort(others)
+	b.ReportMetric(q(firsts, 50), "session-first-p50-µs")
+	b.ReportMetric(q(firsts, 99), "session-first-p99-µs")
+	b.ReportMetric(q(others, 50), "others-p50-µs")
+	b.ReportMetric(q(others, 99), "others-p99-µs")
+	b.ReportMetric(float64(res.procsAtKill), "server-procs-at-kill")
 	b.ReportMetric(q(res.begins, 50), "begin-p50-µs")
 	b.ReportMetric(q(res.begins, 99), "begin-p99-µs")
 	// Without the calls the kill cut, which were sent again.
