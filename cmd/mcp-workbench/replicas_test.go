@@ -238,9 +238,10 @@ func startHAProxy(t testing.TB, replicas []*replica) *haproxy {
 			exited = true
 		default:
 		}
+		servers := h.servers()
 		h.stop(t)
 		if !exited || attempt == 2 {
-			t.Fatalf("haproxy did not see the replicas up (servers %+v):\n%s", h.servers(), h.log)
+			t.Fatalf("haproxy did not see the replicas up (servers %+v):\n%s", servers, h.log)
 		}
 	}
 	t.Cleanup(func() { h.stop(t) })
