@@ -72,8 +72,8 @@ search-eval:
 screen-eval:
 	$(GO) test -run TestScreenRealServers -v -count=1 ./internal/pins
 
-## bench: the benchmarks at full size, then the table of direct vs workbench
-## and the one of sharing
+## bench: the benchmarks at full size, then the table of direct vs workbench,
+## the one of sharing and the one of HTTP replicas behind haproxy
 bench: test-deps
 	@mkdir -p bin
 	$(GO) test -c -o bin/bench.test ./cmd/mcp-workbench
@@ -85,6 +85,7 @@ bench: test-deps
 	  ./bin/bench.test -test.run '^$$' -test.bench 'Context' -test.benchtime 5x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkShared$$/^sessions=' -test.benchtime 3x && \
 	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkShared$$/^call$$' -test.benchtime 10000x && \
+	  ./bin/bench.test -test.run '^$$' -test.bench '^BenchmarkHTTPReplicas$$' -test.benchtime 1x && \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRelay$$' -benchtime 100000x ./internal/workbench && \
 	  $(GO) test -run '^$$' -bench '^BenchmarkSearchCatalog$$' -benchmem -benchtime 50x ./internal/workbench && \
 	  $(GO) test -run '^$$' -bench . -benchmem -benchtime 200x ./internal/search; } | tee bin/bench.txt
@@ -92,8 +93,11 @@ bench: test-deps
 	@$(GO) run ./cmd/benchtable < bin/bench.txt
 
 ## test-deps: the official MCP servers the end-to-end tests use, pinned in
-## testdata/npm, and the conformance suite, pinned in testdata/conformance
+## testdata/npm, and the conformance suite, pinned in testdata/conformance;
+## haproxy (Debian's package, which .ci/run installs) must be there for the
+## tests of HTTP replicas behind it
 test-deps: $(NPM_DIR)/node_modules/.package-lock.json $(CONFORMANCE_DIR)/node_modules/.package-lock.json
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { echo "test-deps: haproxy is not installed (apt-get install haproxy)" >&2; exit 1; }
 
 $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	cd $(NPM_DIR) && npm ci --no-audit --no-fund

@@ -2,7 +2,8 @@
 // (go test -bench ./cmd/mcp-workbench) into the table that make bench
 // prints: the workbench beside the same server called directly, and the
 // ratios; then, if BenchmarkShared ran, sessions sharing their servers
-// beside sessions running their own.
+// beside sessions running their own; then, if BenchmarkHTTPReplicas ran,
+// three workbenches serving HTTP behind haproxy.
 //
 //	go test -run '^$' -bench . ./cmd/mcp-workbench | benchtable
 package main
@@ -32,6 +33,7 @@ func main() {
 	}
 	write(os.Stdout, results)
 	writeShared(os.Stdout, results)
+	writeHTTP(os.Stdout, results)
 }
 
 // results maps a benchmark name (without the -GOMAXPROCS suffix) to its
@@ -83,9 +85,15 @@ func (r results) get(name, unit string) (float64, bool) {
 }
 
 func write(w io.Writer, r results) {
-	fmt.Fprintln(w, "| Measure | Direct | Byte relay (the floor) | Workbench | Workbench vs direct |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+	// The header only above rows: a run of the sharing or HTTP
+	// benchmarks alone has none here.
+	headed := false
 	row := func(measure, direct, relay, wb, ratio string) {
+		if !headed {
+			headed = true
+			fmt.Fprintln(w, "| Measure | Direct | Byte relay (the floor) | Workbench | Workbench vs direct |")
+			fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", measure, direct, relay, wb, ratio)
 	}
 	// opt formats a metric that may be missing.
@@ -258,4 +266,56 @@ func writeShared(w io.Writer, r results) {
 			row("CPU per call, workbench processes", fmt.Sprintf("%.0f µs", c["own-workbench-cpu-µs/call"]), fmt.Sprintf("%.0f µs relay + %.0f µs shared", rl, sw), hop)
 		}
 	}
+}
+
+// writeHTTP prints BenchmarkHTTPReplicas's figures: hosts calling three
+// workbenches behind haproxy, one of them killed halfway.
+func writeHTTP(w io.Writer, r results) {
+	m, ok := r["HTTPReplicas"]
+	if !ok {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| HTTP: 3 replicas behind haproxy, one killed halfway | |")
+	fmt.Fprintln(w, "| --- | ---: |")
+	row := func(measure, value string) { fmt.Fprintf(w, "| %s | %s |\n", measure, value) }
+	row("Hosts at once (half 2026-07-28 stateless, half 2025-11-25 sessions)", fmt.Sprintf("%.0f", m["hosts"]))
+	row("Calls (use_tool), all answered", fmt.Sprintf("%.0f", m["calls"]))
+	row("Call latency, median", fmt.Sprintf("%.1f ms", m["p50-µs"]/1e3))
+	row("Call latency, 99th percentile", fmt.Sprintf("%.1f ms", m["p99-µs"]/1e3))
+	if v, ok := m["uncut-p50-µs"]; ok {
+		row("Call latency without the calls cut by the kill, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["uncut-p99-µs"]/1e3))
+	}
+	if v, ok := m["session-first-p50-µs"]; ok {
+		row("Call latency, a session's first call (starts the session's own server), median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["session-first-p99-µs"]/1e3))
+		row("Call latency, every other call, median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", m["others-p50-µs"]/1e3, m["others-p99-µs"]/1e3))
+	}
+	if v, ok := m["server-procs-at-kill"]; ok {
+		row("Server processes of the three replicas at the kill", fmt.Sprintf("%.0f", v))
+	}
+	if v, ok := m["begin-p50-µs"]; ok {
+		row("A host's start (discover, or initialize and its session), all at once: median / 99th percentile", fmt.Sprintf("%.1f ms / %.1f ms", v/1e3, m["begin-p99-µs"]/1e3))
+	}
+	through := fmt.Sprintf("%.0f calls/s", m["calls/s"])
+	if v, ok := m["http-requests/s"]; ok {
+		through += fmt.Sprintf(" (%.0f HTTP requests/s through haproxy)", v)
+	}
+	row("Throughput", through)
+	if v, ok := m["replicas-cpu-µs/call"]; ok {
+		row("CPU per call: the replicas / haproxy / the hosts (the benchmark's process)", fmt.Sprintf("%.0f µs / %.0f µs / %.0f µs", v, m["haproxy-cpu-µs/call"], m["hosts-cpu-µs/call"]))
+	}
+	var shares []string
+	for i := 1; ; i++ {
+		v, ok := m[fmt.Sprintf("stateless-%%-replica-%d", i)]
+		if !ok {
+			break
+		}
+		shares = append(shares, fmt.Sprintf("%.0f%%", v))
+	}
+	if len(shares) > 0 {
+		row("Stateless calls per replica", strings.Join(shares, " / "))
+	}
+	row("Sessions on the killed replica → begun again after a 404", fmt.Sprintf("%.0f → %.0f (%.0f 404s)", m["sessions-on-killed"], m["sessions-restarted"], m["404s"]))
+	row("Calls cut by the kill, sent again", fmt.Sprintf("%.0f (%.0f tries again in all, %.0f after a timeout)", m["calls-cut-by-kill"], m["calls-retried"], m["tries-timed-out"]))
+	row("Calls lost / answered twice", fmt.Sprintf("%.0f / %.0f", m["lost"], m["answered-twice"]))
 }

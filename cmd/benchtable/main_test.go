@@ -44,3 +44,46 @@ BenchmarkShared/call-2         	   10000	   4649715 ns/op	       369.0 byte-rela
 		t.Errorf("a sharing table without BenchmarkShared:\n%s", out.String())
 	}
 }
+
+// BenchmarkHTTPReplicas's line makes a table of its own, last; without it
+// there is none.
+func TestHTTPTable(t *testing.T) {
+	in := "BenchmarkHTTPReplicas-2 \t1\t31000000000 ns/op\t 10000 calls\t 3400 calls/s\t 8000 session-first-p50-µs\t 20000 session-first-p99-µs\t 1500 others-p50-µs\t 9000 others-p99-µs\t 103 server-procs-at-kill\t 5000 begin-p50-µs\t 9000 begin-p99-µs\t 3600 http-requests/s\t 12.5 calls-cut-by-kill\t 40 calls-retried\t 200 hosts\t 0 lost\t 0 answered-twice\t 38 404s\t 2100 p50-µs\t 48000 p99-µs\t 1900 uncut-p50-µs\t 30000 uncut-p99-µs\t 0 tries-timed-out\t 900 replicas-cpu-µs/call\t 80 haproxy-cpu-µs/call\t 400 hosts-cpu-µs/call\t 33 sessions-on-killed\t 33 sessions-restarted\t 36.0 stateless-%-replica-1\t 33.5 stateless-%-replica-2\t 30.5 stateless-%-replica-3\n"
+	r, _, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	writeHTTP(&out, r)
+	for _, want := range []string{
+		"| HTTP: 3 replicas behind haproxy, one killed halfway | |",
+		"| Hosts at once (half 2026-07-28 stateless, half 2025-11-25 sessions) | 200 |",
+		"| Call latency, median | 2.1 ms |",
+		"| Call latency, 99th percentile | 48.0 ms |",
+		"| A host's start (discover, or initialize and its session), all at once: median / 99th percentile | 5.0 ms / 9.0 ms |",
+		"| Call latency, every other call, median / 99th percentile | 1.5 ms / 9.0 ms |",
+		"| Server processes of the three replicas at the kill | 103 |",
+		"| Throughput | 3400 calls/s (3600 HTTP requests/s through haproxy) |",
+		"| Call latency without the calls cut by the kill, median / 99th percentile | 1.9 ms / 30.0 ms |",
+		"| Calls cut by the kill, sent again | 12 (40 tries again in all, 0 after a timeout) |",
+		"| Stateless calls per replica | 36% / 34% / 30% |",
+		"| CPU per call: the replicas / haproxy / the hosts (the benchmark's process) | 900 µs / 80 µs / 400 µs |",
+		"| Sessions on the killed replica → begun again after a 404 | 33 → 33 (38 404s) |",
+		"| Calls lost / answered twice | 0 / 0 |",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("missing %q in\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	write(&out, r)
+	if out.Len() != 0 {
+		t.Errorf("the direct-vs-workbench table without its benchmarks:\n%s", out.String())
+	}
+	r, _, _ = parse(strings.NewReader("BenchmarkCall/direct-2  10  5 ns/op  1 p50-µs\n"))
+	out.Reset()
+	writeHTTP(&out, r)
+	if out.Len() != 0 {
+		t.Errorf("an HTTP table without BenchmarkHTTPReplicas:\n%s", out.String())
+	}
+}
