@@ -782,7 +782,6 @@ func BenchmarkSearchScale(b *testing.B) {
 			ix := NewIndex(docs)
 			runtime.GC()
 			runtime.ReadMemStats(&after)
-			ix.Search(qs[0], 5) // the WordNet table is read once per process, before the first search
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -793,25 +792,6 @@ func BenchmarkSearchScale(b *testing.B) {
 			runtime.KeepAlive(docs) // the tools are the caller's, not the index's
 		})
 	}
-}
-
-// BenchmarkWordNetTable reads the compiled-in WordNet table as the first
-// index and the first search of a process do, and reports the heap it holds
-// (table-MiB).
-func BenchmarkWordNetTable(b *testing.B) {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	words, lx := loadWordnet(), loadLexicon()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(words)
-	runtime.KeepAlive(lx)
-	for b.Loop() {
-		loadWordnet()
-		loadLexicon()
-	}
-	b.ReportMetric((float64(after.HeapAlloc)-float64(before.HeapAlloc))/(1<<20), "table-MiB")
 }
 
 // crossValidate (SEARCH_EVAL_CV=1) chooses the weights of WordNet's terms and
@@ -834,32 +814,15 @@ func crossValidate(out *strings.Builder, runs evalRunSets) {
 			}
 		}
 	}
-	type knobs struct {
-		wn, hyper, first float64
-		lex              [3]float64
-		lexConcepts      bool
-	}
-	set := func(k knobs) {
-		wordnetWeight, wordnetHyperWeight, firstStepWeight = k.wn, k.hyper, k.first
-		lexWeight, lexWithConcepts = k.lex, k.lexConcepts
-	}
-	saved := knobs{wordnetWeight, wordnetHyperWeight, firstStepWeight, lexWeight, lexWithConcepts}
-	defer set(saved)
+	type knobs struct{ wn, hyper, first float64 }
+	saved := knobs{wordnetWeight, wordnetHyperWeight, firstStepWeight}
+	defer func() { wordnetWeight, wordnetHyperWeight, firstStepWeight = saved.wn, saved.hyper, saved.first }()
 	grid := []knobs{saved}
-	for _, wn := range []float64{0.2, 0.4} {
-		for _, hyper := range []float64{0.15} {
-			for _, first := range []float64{0.5} {
-				for _, l0 := range []float64{0, 0.2, 0.4, 0.6} {
-					for _, l1 := range []float64{0, 0.1, 0.2, 0.3} {
-						for _, l2 := range []float64{0, 0.05, 0.1} {
-							for _, lc := range []bool{false, true} {
-								k := knobs{wn, hyper, first, [3]float64{l0, l1, l2}, lc}
-								if (k.lex != [3]float64{} || !lc) && k != saved {
-									grid = append(grid, k)
-								}
-							}
-						}
-					}
+	for _, wn := range []float64{0, 0.2, 0.4, 0.6} {
+		for _, hyper := range []float64{0, 0.15, 0.3} {
+			for _, first := range []float64{0, 0.3, 0.5, 0.8} {
+				if (wn > 0 || hyper == 0) && (knobs{wn, hyper, first}) != saved {
+					grid = append(grid, knobs{wn, hyper, first})
 				}
 			}
 		}
@@ -868,7 +831,7 @@ func crossValidate(out *strings.Builder, runs evalRunSets) {
 	// the top 5.
 	found := make([][]bool, len(grid))
 	for g, k := range grid {
-		set(k)
+		wordnetWeight, wordnetHyperWeight, firstStepWeight = k.wn, k.hyper, k.first
 		found[g] = make([]bool, len(cases))
 		indexes := map[*rankedCorpus]*Index{}
 		for i, tc := range cases {
@@ -907,13 +870,6 @@ func crossValidate(out *strings.Builder, runs evalRunSets) {
 		}
 		return sum / float64(len(n))
 	}
-	if os.Getenv("SEARCH_EVAL_GRID") != "" {
-		for g, k := range grid {
-			para := func(i int) bool { return cases[i].q.Kind == "paraphrase" }
-			first := func(i int) bool { return cases[i].q.Kind == "first-step" }
-			fmt.Fprintf(out, "grid %+v: %.4f paraphrase %.4f first-step %.4f\n", k, score(g, func(int) bool { return true }), score(g, para), score(g, first))
-		}
-	}
 	fmt.Fprintf(out, "\n5-fold cross-validation of the weights over the tuning sets (mean recall@5 of the sets)\n")
 	var cv, kept float64
 	for f := 0; f < 5; f++ {
@@ -926,9 +882,8 @@ func crossValidate(out *strings.Builder, runs evalRunSets) {
 		in := func(i int) bool { return fold(i) == f }
 		cv += score(best, in) / 5
 		kept += score(0, in) / 5
-		k := grid[best]
-		fmt.Fprintf(out, "fold %d: WordNet verbs %.2f, their hypernyms %.2f, first steps %.2f, related words %v (with concepts' words %v): %.3f (index.go's weights %.3f)\n",
-			f, k.wn, k.hyper, k.first, k.lex, k.lexConcepts, score(best, in), score(0, in))
+		fmt.Fprintf(out, "fold %d: WordNet %.2f, hypernyms %.2f, first steps %.2f: %.3f (index.go's weights %.3f)\n",
+			f, grid[best].wn, grid[best].hyper, grid[best].first, score(best, in), score(0, in))
 	}
 	fmt.Fprintf(out, "cross-validated %.3f, index.go's weights %.3f\n", cv, kept)
 }

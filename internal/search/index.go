@@ -23,9 +23,7 @@
 // higher, as its first step is to look; a request to see something puts
 // tools that say they change things a little lower, and one that does not
 // say to delete puts tools whose names delete lower; a word the index does
-// not know stands for the words WordNet relates to it that the tools use
-// (its senses' words, their hypernyms', down-weighted by level) and for the
-// terms that share its first letters; a tool heavier than 4 KB must match
+// not know stands for the terms that share its first letters; a tool heavier than 4 KB must match
 // better. The knobs were tuned on testdata/search/queries-dev.json and
 // queries-heldout.json. Everything it needs is compiled in; nothing is read or
 // fetched at run time.
@@ -154,26 +152,17 @@ var (
 	// does not join ("personalise", "person").
 	prefixLen    = 5
 	prefixWeight = 0.5
-	// WordNet (wordnet.go): a verb's two most frequent senses and their hypernyms
+	// WordNet (wordnet.go): a verb's most frequent sense and its hypernyms
 	// are terms of the verb, in tools and requests alike, so that a
 	// request's verb meets a tool's synonym ("purge", "delete") or the more
 	// general verb ("delete", "remove"). In a request they weigh
 	// wordnetWeight and wordnetHyperWeight of the word. Verbs that
 	// concepts.go knows keep only its concepts. Chosen by cross-validation
 	// over the tuning sets (README, "Tool search").
-	wordnetWeight       = 0.2
+	wordnetWeight       = 0.4
 	wordnetHyperWeight  = 0.15
 	wordnetDocHypernyms = true
 	wordnetWithConcepts = false
-	// A request's word that the index does not know (nor concepts.go, unless
-	// lexWithConcepts) stands for the words WordNet relates to it that the
-	// tools use (relatedWords): those of its senses at lexWeight[0], of
-	// their hypernyms at lexWeight[1], and of those's hypernyms at
-	// lexWeight[2], of the word's weight ("RAM" finds memory, "rival"
-	// competitor). Chosen, with wordnetWeight, by cross-validation over the
-	// tuning sets.
-	lexWeight       = [3]float64{0.2, 0.3, 0.05}
-	lexWithConcepts = false
 	// firstStepWeight is for the concepts of a task's first step
 	// (firstStepGroups) against the word that names the task.
 	firstStepWeight = 0.5
@@ -388,9 +377,7 @@ func (ix *Index) Search(query string, limit int) []Hit {
 	if len(q) == 0 || ix.n == 0 {
 		return nil
 	}
-	rel := ix.relatedTerms(q)
 	q = append(q, ix.nearTerms(q)...)
-	q = append(q, rel...)
 	// The request's terms known to the index, each once with its largest
 	// weight, in index order, so that scores are summed in the same order at
 	// every search.
@@ -606,34 +593,6 @@ func (ix *Index) nearTerms(q []queryTerm) []queryTerm {
 		for term := range ix.toolT.terms {
 			if strings.HasPrefix(term, p) {
 				out = append(out, queryTerm{term, t.weight * prefixWeight, t.slot})
-			}
-		}
-	}
-	return out
-}
-
-// relatedTerms are the words the index knows that WordNet relates to a
-// request's words (relatedWords), each at its level's lexWeight.
-func (ix *Index) relatedTerms(q []queryTerm) []queryTerm {
-	if lexWeight == [3]float64{} {
-		return nil
-	}
-	var out []queryTerm
-	for _, t := range q {
-		if strings.HasPrefix(t.term, "~") || strings.HasPrefix(t.term, "#") || stopWords[t.term] {
-			continue
-		}
-		if !lexWithConcepts && len(concepts[t.term]) > 0 {
-			continue
-		}
-		if _, ok := ix.toolT.terms[t.term]; ok {
-			continue
-		}
-		for _, r := range relatedWords(t.term) {
-			if w := lexWeight[r.level]; w > 0 {
-				if _, ok := ix.toolT.terms[r.stem]; ok {
-					out = append(out, queryTerm{r.stem, t.weight * w, t.slot})
-				}
 			}
 		}
 	}

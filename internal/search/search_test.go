@@ -589,29 +589,3 @@ func TestADONamesAzureDevOps(t *testing.T) {
 		t.Errorf("found %v first, want the Azure DevOps tool", got)
 	}
 }
-
-func TestUnknownWordsStandForWordNetRelatives(t *testing.T) {
-	docs := []Doc{
-		// The others first: a tie goes to the first.
-		{Server: "s", Tool: tool("process_disk", "Show how much disk a process holds.")},
-		{Server: "s", Tool: tool("process_memory", "Show how much memory a process holds.")},
-		{Server: "s", Tool: tool("list_suppliers", "List the suppliers of a company.")},
-		{Server: "s", Tool: tool("list_competitors", "List the competitors of a company.")},
-	}
-	ix := NewIndex(docs)
-	for _, tc := range []struct{ query, want string }{
-		// No tool says "RAM": WordNet's hypernyms lead to memory.
-		{"how much RAM does the process hold", "process_memory"},
-		// Nor "rival": a synonym of competitor.
-		{"who are the company's rivals", "list_competitors"},
-	} {
-		if got := names(docs, ix.Search(tc.query, 1)); !reflect.DeepEqual(got, []string{tc.want}) {
-			t.Errorf("Search(%q) found %v first, want %s", tc.query, got, tc.want)
-		}
-	}
-	// A word the tools use is left as it is: "disk" stands for no relative.
-	q := queryTerms("process disk")
-	if rel := ix.relatedTerms(q); len(rel) != 0 {
-		t.Errorf("relatedTerms(%q) = %v, want none: the index knows both words", "process disk", rel)
-	}
-}

@@ -10,9 +10,8 @@
 // sense), at most -senses of them, or the first one of a word never tagged;
 // each sense is a synset; for each
 // synset kept, its hypernyms (the more general synsets: "remove" for
-// "delete"), -hyper-depth levels up, and with -members the stems of each
-// synset's words. Synsets are renumbered in the order they are met, and
-// written in base 36.
+// "delete"). Synsets are renumbered in the order they are met, and written
+// in base 36.
 package main
 
 import (
@@ -33,10 +32,7 @@ func main() {
 	dict := flag.String("dict", "/usr/share/wordnet", "folder of the WordNet 3.0 database (index.noun, data.noun, ...)")
 	out := flag.String("o", "wordnet.txt", "table to write")
 	flag.StringVar(&parts, "pos", "verb", "parts of speech to keep, comma-separated: verb, noun")
-	flag.IntVar(&maxSenses, "senses", 1, "most frequent senses kept per verb")
-	flag.IntVar(&maxNounSenses, "noun-senses", 1, "most frequent senses kept per noun")
-	flag.IntVar(&hyperDepth, "hyper-depth", 1, "levels of hypernyms kept above each sense")
-	flag.BoolVar(&withMembers, "members", false, "write each kept synset's words (by stem) too")
+	flag.IntVar(&maxSenses, "senses", 1, "most frequent senses kept per word and part of speech")
 	flag.Parse()
 	if err := run(*dict, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "wordnetgen:", err)
@@ -44,20 +40,14 @@ func main() {
 	}
 }
 
-// parts, maxSenses and maxNounSenses are what the table keeps, hyperDepth
-// how far up it follows hypernyms, withMembers whether it lists each
-// synset's words. The search was measured with verbs and nouns, one to three
-// senses (README, "Tool search"): as terms of their own (synsets), nouns did
-// not help; as the words a request's unknown word stands for (the synsets'
-// words, two levels of hypernyms), verbs' and nouns' two most frequent
-// senses did a little. A word's rarer senses are seldom what a request means
-// by it, and each one kept joins it to more words.
+// parts and maxSenses are what the table keeps: the search was measured
+// with verbs and nouns, one to three senses (README, "Tool search"), and
+// kept what helped: verbs, their first sense. A word's rarer senses are
+// seldom what a request means by it, and each one kept joins it to more
+// words.
 var (
-	parts         string
-	maxSenses     int
-	maxNounSenses int
-	hyperDepth    int
-	withMembers   bool
+	parts     string
+	maxSenses int
 )
 
 type sense struct {
@@ -68,13 +58,12 @@ type sense struct {
 func run(dict, out string) error {
 	words := map[string][]sense{}
 	hypers := map[sense][]sense{}
-	members := map[sense][]string{}
 	for _, pos := range strings.Split(parts, ",") {
 		p := pos[:1]
 		if err := readIndex(filepath.Join(dict, "index."+pos), p, words); err != nil {
 			return err
 		}
-		if err := readData(filepath.Join(dict, "data."+pos), p, hypers, members); err != nil {
+		if err := readData(filepath.Join(dict, "data."+pos), p, hypers); err != nil {
 			return err
 		}
 	}
@@ -130,50 +119,16 @@ func run(dict, out string) error {
 		b.WriteByte('\n')
 	}
 	b.WriteString("@\n")
-	// The hypernyms of the senses kept, and of those up to hyperDepth
-	// levels up, each synset once.
-	written := map[sense]bool{}
-	level := used
-	for depth := 0; depth < hyperDepth; depth++ {
-		var next []sense
-		for _, s := range level {
-			if written[s] {
-				continue
-			}
-			written[s] = true
-			hs := hypers[s]
-			if len(hs) == 0 {
-				continue
-			}
-			b.WriteString(id(s))
-			for _, h := range hs {
-				b.WriteString(" " + id(h))
-				next = append(next, h)
-			}
-			b.WriteByte('\n')
+	for _, s := range used {
+		hs := hypers[s]
+		if len(hs) == 0 {
+			continue
 		}
-		level = next
-	}
-	if withMembers {
-		// The words of every synset named above, by stem, so that a
-		// request's word can stand for its synonyms and hypernyms as the
-		// tools write them.
-		b.WriteString("=\n")
-		all := make([]sense, len(ids))
-		for s, n := range ids {
-			all[n] = s
+		b.WriteString(id(s))
+		for _, h := range hs {
+			b.WriteString(" " + id(h))
 		}
-		for n, s := range all {
-			var stems []string
-			for _, w := range members[s] {
-				if st := english.Stem(w, true); !slices.Contains(stems, st) {
-					stems = append(stems, st)
-				}
-			}
-			if len(stems) > 0 {
-				b.WriteString(strconv.FormatInt(int64(n), 36) + " " + strings.Join(stems, " ") + "\n")
-			}
-		}
+		b.WriteByte('\n')
 	}
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
@@ -196,11 +151,7 @@ func readIndex(file, pos string, words map[string][]sense) error {
 		}
 		offsets := f[6+pc:]
 		// A word never tagged in use keeps its first sense.
-		most := maxSenses
-		if pos == "n" {
-			most = maxNounSenses
-		}
-		n := min(max(tagged, 1), most, len(offsets))
+		n := min(max(tagged, 1), maxSenses, len(offsets))
 		for _, o := range offsets[:n] {
 			words[lemma] = append(words[lemma], sense{pos, o})
 		}
@@ -211,17 +162,11 @@ func readIndex(file, pos string, words map[string][]sense) error {
 // readData reads the hypernyms ("@", and "@i" for instances) of each synset
 // of a data file: offset lex_filenum ss_type w_cnt (word lex_id)... p_cnt
 // (pointer_symbol offset pos source/target)... | gloss.
-func readData(file, pos string, hypers map[sense][]sense, members map[sense][]string) error {
+func readData(file, pos string, hypers map[sense][]sense) error {
 	return eachLine(file, func(f []string) error {
 		wc, err := strconv.ParseInt(f[3], 16, 32)
 		if err != nil {
 			return fmt.Errorf("%s: %s: bad word count", file, f[0])
-		}
-		for i := 0; i < int(wc); i++ {
-			if w := strings.ToLower(f[4+2*i]); plainWord(w) {
-				s := sense{pos, f[0]}
-				members[s] = append(members[s], w)
-			}
 		}
 		at := 4 + 2*int(wc)
 		pc, err := strconv.Atoi(f[at])
@@ -275,7 +220,7 @@ const header = `# WordNet 3.0 relations for the tool search, written by
 # internal/search/internal/wordnetgen (go generate ./internal/search) from
 # Debian's wordnet-base. Lines: a word's Snowball stem, then "v" or "n" and
 # the senses of its words (most frequent first), each a synset number in base 36; after "@", a synset and
-# its hypernyms; after "=" (if any), a synset and the stems of its words. Do not edit: change the generator's flags in wordnet.go's
+# its hypernyms. Do not edit: change the generator's flags in wordnet.go's
 # go:generate line and run go generate ./internal/search.
 #
 # WordNet Release 3.0. This software and database is being provided to you,
