@@ -70,8 +70,11 @@ var ownSets = []struct {
 	{name: "held-out-3", file: "queries-heldout3.json", optional: true, floor: 0.81, floor1: 0.61,
 		kindFloors: map[string]float64{"first-step": 0.77, "paraphrase": 0.54}},
 	// Held-out-4 was written blind on 2026-11-26, before the second round of
-	// work on meaning; never tuned on, its misses never printed.
-	{name: "held-out-4", file: "queries-heldout4.json", optional: true},
+	// work on meaning; never tuned on, its misses never printed. Its first
+	// run and its run after that work (which was not kept) gave the same:
+	// recall@5 0.805, recall@1 0.545, first-step 0.622, paraphrase 0.768.
+	{name: "held-out-4", file: "queries-heldout4.json", optional: true, floor: 0.80, floor1: 0.54,
+		kindFloors: map[string]float64{"first-step": 0.62, "paraphrase": 0.76}},
 }
 
 // publicSets are published MCP tool-retrieval sets (testdata/search/public,
