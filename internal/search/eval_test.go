@@ -65,8 +65,16 @@ var ownSets = []struct {
 	{name: "held-out-2", file: "queries-heldout2.json", optional: true, tuning: true, floor: 0.80},
 	// Run once after the work of issue 28 (2026-11-26): recall@5 0.820,
 	// recall@1 0.620, first-step 0.800, paraphrase 0.556.
+	// Held-out-3 has since been looked at (2026-11-26): no longer blind, kept
+	// for continuity and still never tuned on.
 	{name: "held-out-3", file: "queries-heldout3.json", optional: true, floor: 0.81, floor1: 0.61,
 		kindFloors: map[string]float64{"first-step": 0.77, "paraphrase": 0.54}},
+	// Held-out-4 was written blind on 2026-11-26, before the second round of
+	// work on meaning; never tuned on, its misses never printed. Its first
+	// run and its run after that work (which was not kept) gave the same:
+	// recall@5 0.805, recall@1 0.545, first-step 0.622, paraphrase 0.768.
+	{name: "held-out-4", file: "queries-heldout4.json", optional: true, floor: 0.80, floor1: 0.54,
+		kindFloors: map[string]float64{"first-step": 0.62, "paraphrase": 0.76}},
 }
 
 // publicSets are published MCP tool-retrieval sets (testdata/search/public,
@@ -318,6 +326,15 @@ func evaluate(c evalCorpus, rank ranker, qs []evalQuery) evalResult {
 
 func TestSearchEval(t *testing.T) {
 	runs := evalRuns(t)
+	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
+		// The misses of a held-out set are never printed: its requests stay
+		// unseen. Asking for misses with a held-out set in the run is refused.
+		for _, s := range runs.sets {
+			if !s.tuning {
+				t.Fatalf("SEARCH_EVAL_MISSES prints the misses of tuning sets only, and %s is held out: name only tuning sets in SEARCH_EVAL_SETS (%s)", s.name, strings.Join(tuningSetNames(), ","))
+			}
+		}
+	}
 	var out strings.Builder
 	for _, c := range runs.corpora {
 		servers := map[string]bool{}
@@ -377,11 +394,7 @@ func TestSearchEval(t *testing.T) {
 		crossValidate(&out, runs)
 	}
 	if os.Getenv("SEARCH_EVAL_MISSES") != "" {
-		// Never the misses of a held-out set: its requests stay unseen.
 		for _, s := range runs.sets {
-			if !s.tuning {
-				continue
-			}
 			fmt.Fprintf(&out, "\n%s misses of the workbench's search\n", s.name)
 			for _, m := range results[s.name+"/workbench"].misses {
 				fmt.Fprintln(&out, m)
@@ -489,11 +502,25 @@ var phrasingForms = []struct {
 	{"goal, but first action", func(p phrasing) string { return p.Goal + ", but first " + p.Action }},
 }
 
+// tuningSetNames are the sets whose misses may be looked at.
+func tuningSetNames() []string {
+	var names []string
+	for _, s := range ownSets {
+		if s.tuning {
+			names = append(names, s.name)
+		}
+	}
+	for _, p := range publicSets {
+		names = append(names, p.name+"-tune")
+	}
+	return names
+}
+
 // evalRuns are the request sets to evaluate: all of them, or those
 // SEARCH_EVAL_SETS names (comma-separated: dev, held-out, held-out-2,
-// held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out).
-// queries-heldout2.json and queries-heldout3.json are evaluated when they
-// exist.
+// held-out-3, held-out-4, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out).
+// queries-heldout2.json, queries-heldout3.json and queries-heldout4.json
+// are evaluated when they exist.
 func evalRuns(tb testing.TB) evalRunSets {
 	want := map[string]bool{}
 	if v := os.Getenv("SEARCH_EVAL_SETS"); v != "" {
@@ -557,7 +584,7 @@ func evalRuns(tb testing.TB) evalRunSets {
 		}
 	}
 	if len(runs.sets) == 0 {
-		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out)", os.Getenv("SEARCH_EVAL_SETS"))
+		tb.Fatalf("SEARCH_EVAL_SETS=%q names no set (dev, held-out, held-out-2, held-out-3, held-out-4, azure-tune, azure-held-out, mcpproxy-tune, mcpproxy-held-out)", os.Getenv("SEARCH_EVAL_SETS"))
 	}
 	return runs
 }
