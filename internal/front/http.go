@@ -476,14 +476,28 @@ func (f *httpFront) user(subject string, groups []string) *httpUser {
 	u.active++
 	u.seen = time.Now()
 	// The latest request's groups rule: a token renewed with other
-	// groups sees other toolboxes from then on.
+	// groups sees other toolboxes from then on (reloaded outside the
+	// lock: a reload waits for the servers it stops).
 	if !slices.Equal(u.groups, groups) {
 		u.groups = groups
-		for wb := range u.wbs {
-			wb.Reload(f.cfg.Load().ForUser(subject, groups))
+		wbs := u.workbenchesLocked()
+		cfg := f.cfg.Load().ForUser(subject, groups)
+		f.mu.Unlock()
+		for _, wb := range wbs {
+			wb.Reload(cfg)
 		}
+		f.mu.Lock()
 	}
 	return u
+}
+
+// workbenchesLocked returns u's workbenches; f.mu is held.
+func (u *httpUser) workbenchesLocked() []*workbench.Workbench {
+	wbs := make([]*workbench.Workbench, 0, len(u.wbs))
+	for wb := range u.wbs {
+		wbs = append(wbs, wb)
+	}
+	return wbs
 }
 
 // userCatalog is the tool catalog of a user: what servers listed for one
@@ -680,11 +694,19 @@ func (f *httpFront) endSession(s *slot) {
 // reload applies an edit of the configuration to every workbench.
 func (f *httpFront) reload(next *config.Config) {
 	f.cfg.Store(next)
+	type job struct {
+		wbs []*workbench.Workbench
+		cfg *config.Config
+	}
+	var jobs []job
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, u := range f.users {
-		for wb := range u.wbs {
-			wb.Reload(next.ForUser(u.subject, u.groups))
+		jobs = append(jobs, job{u.workbenchesLocked(), next.ForUser(u.subject, u.groups)})
+	}
+	f.mu.Unlock()
+	for _, j := range jobs {
+		for _, wb := range j.wbs {
+			wb.Reload(j.cfg)
 		}
 	}
 }
@@ -723,10 +745,7 @@ func (f *httpFront) close() {
 	for _, u := range users {
 		wg.Go(func() {
 			f.mu.Lock()
-			wbs := make([]*workbench.Workbench, 0, len(u.wbs))
-			for wb := range u.wbs {
-				wbs = append(wbs, wb)
-			}
+			wbs := u.workbenchesLocked()
 			f.mu.Unlock()
 			for _, wb := range wbs {
 				wb.Close()

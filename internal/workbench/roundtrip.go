@@ -29,9 +29,9 @@ import (
 // again with the same tool, its inputResponses and that requestState: the
 // answers go to the waiting server, and this second use_tool call gets the
 // call's result, or the next input_required. The request state is opaque to
-// the host and signed (HMAC-SHA-256, with the configured key, else one made when
-// the process starts): it names the held call, its round, the host connection it was
-// given to, and when it expires. A state that was tampered with, comes
+// the host and signed (HMAC-SHA-256, with the configured key, else one
+// made when the process starts): it names the held call, its round, the
+// host connection it was given to, and when it expires. A state that was tampered with, comes
 // from another session, is past its expiry or was used already is refused
 // with a tool error; the held call waits for a good one until it expires.
 
