@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +93,14 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 	if o.Auth == nil && !loopbackHost(host) {
 		return fmt.Errorf("%w: %s is not a loopback address. Configure \"http.auth\" (static tokens: mcp-workbench token add NAME; or an OAuth authorization server), or listen on 127.0.0.1", ErrNeedsAuth, addr)
 	}
+	var certs []tls.Certificate
+	if cfg.HTTP.CertFile != "" {
+		c, err := tls.LoadX509KeyPair(cfg.HTTP.CertFile, cfg.HTTP.KeyFile)
+		if err != nil {
+			return fmt.Errorf("http.tls: the certificate %s and key %s: %w", cfg.HTTP.CertFile, cfg.HTTP.KeyFile, err)
+		}
+		certs = []tls.Certificate{c}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -102,8 +112,9 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 	f := newHTTPFront(cfg, o, ln.Addr())
 	defer f.close()
 	scheme := "http"
-	if cfg.HTTP.CertFile != "" {
+	if certs != nil {
 		scheme = "https"
+		ln = tls.NewListener(ln, &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
 	srv := &http.Server{
 		Handler:           f.handler(),
@@ -112,13 +123,7 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	served := make(chan error, 1)
-	go func() {
-		if scheme == "https" {
-			served <- srv.ServeTLS(ln, cfg.HTTP.CertFile, cfg.HTTP.KeyFile)
-		} else {
-			served <- srv.Serve(ln)
-		}
-	}()
+	go func() { served <- srv.Serve(ln) }()
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go f.sweepUsers(sweepCtx, min(f.limits.SessionIdle/2, time.Minute), f.limits.SessionIdle)
@@ -132,6 +137,9 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 			return
 		}
 		WarnConfig(o.Logger, next.Warnings)
+		if !reflect.DeepEqual(next.HTTP, cfg.HTTP) {
+			o.Logger.Warn("the configuration's \"http\" block changed: it takes effect when the workbench restarts; the toolboxes' edits apply now")
+		}
 		f.reload(next)
 	})
 	if werr != nil {
@@ -384,8 +392,12 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down; retry, another replica may answer")
 		return
 	}
-	f.inflight.Add(1)
-	defer f.inflight.Done()
+	if r.Method == http.MethodPost {
+		// Calls; a session's event stream (GET) lasts as long as the
+		// session, and shutting down ends it.
+		f.inflight.Add(1)
+		defer f.inflight.Done()
+	}
 	if f.limits.RequestTimeout > 0 && r.Method == http.MethodPost {
 		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout)
 		defer cancel()

@@ -755,3 +755,14 @@ func TestHTTPServesTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPBadCertificate: a certificate that cannot be loaded stops the
+// workbench before it listens, naming the files.
+func TestHTTPBadCertificate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := &config.Config{HTTP: config.Serving{CertFile: filepath.Join(dir, "missing.pem"), KeyFile: filepath.Join(dir, "key.pem")}}
+	err := ServeHTTP(context.Background(), cfg, HTTPOptions{Options: Options{Logger: slog.New(slog.DiscardHandler)}, Addr: "127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), "http.tls") || !strings.Contains(err.Error(), "missing.pem") {
+		t.Errorf("a missing certificate: %v", err)
+	}
+}
