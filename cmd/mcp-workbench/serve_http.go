@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
@@ -22,6 +23,8 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts se
 			}
 		}
 		o.Logger = slog.New(slog.NewJSONHandler(o.LogOut, &slog.HandlerOptions{Level: level}))
+		// The servers' stderr lines too: each a record of its own.
+		o.LogOut = stderrRecords{o.Logger}
 	}
 	ho := front.HTTPOptions{Options: o, Addr: opts.http}
 	if cfg.HTTP.StateKey != "" {
@@ -36,4 +39,13 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts se
 	}
 	ho.Limits = httpLimits(cfg)
 	return front.ServeHTTP(ctx, cfg, ho)
+}
+
+// stderrRecords logs each line the servers write to stderr (one per
+// Write, with its [toolbox/server] prefix) as a record of its own.
+type stderrRecords struct{ log *slog.Logger }
+
+func (w stderrRecords) Write(p []byte) (int, error) {
+	w.log.Info("server stderr", "line", strings.TrimRight(string(p), "\r\n"))
+	return len(p), nil
 }

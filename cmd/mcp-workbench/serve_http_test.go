@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -27,8 +28,9 @@ type httpWorkbench struct {
 	done chan error
 }
 
-// boundAddr finds the address in the workbench's "serving over HTTP" line.
-var boundAddr = regexp.MustCompile(`msg="serving over HTTP" addr=(\S+)`)
+// boundAddr finds the address in the workbench's "serving over HTTP" line,
+// as the text log writes it or as the JSON one does.
+var boundAddr = regexp.MustCompile(`msg="serving over HTTP" addr=(\S+)|"msg":"serving over HTTP","addr":"([^"]+)"`)
 
 // startHTTPWorkbench starts this test binary as mcp-workbench serve --http
 // 127.0.0.1:0 with args, and waits for the address it bound. It is
@@ -55,7 +57,7 @@ func startHTTPWorkbench(t testing.TB, env []string, args ...string) *httpWorkben
 			_, _ = w.logs.Write([]byte(line + "\n"))
 			if m := boundAddr.FindStringSubmatch(line); m != nil {
 				select {
-				case bound <- m[1]:
+				case bound <- m[1] + m[2]:
 				default:
 				}
 			}
@@ -276,4 +278,42 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.tok)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestServeHTTPJSONLogs: with "logFormat": "json", every line the
+// workbench logs is one JSON object, the servers' stderr lines included.
+func TestServeHTTPJSONLogs(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"logFormat": "json"},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("json-logs", "a", fakeserver.EnvFlood, "3")}}},
+	})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text, isErr := callTool(t, cs, "use_tool", use("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("a call: %s", text)
+	}
+	cs.Close()
+	if err := wb.stop(t); err != nil {
+		t.Fatalf("serve --http: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(wb.logs.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("the log: %q", lines)
+	}
+	stderrLines := 0
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == nil || m["level"] == nil {
+			t.Errorf("a log line that is not a JSON object with msg and level: %s", l)
+		}
+		if m["msg"] == "server stderr" && strings.HasPrefix(fmt.Sprint(m["line"]), "[dev/a] ") {
+			stderrLines++
+		}
+	}
+	if stderrLines < 3 {
+		t.Errorf("%d of the server's stderr lines logged as records; want its 3 at least", stderrLines)
+	}
 }

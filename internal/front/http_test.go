@@ -766,3 +766,23 @@ func TestHTTPBadCertificate(t *testing.T) {
 		t.Errorf("a missing certificate: %v", err)
 	}
 }
+
+// TestHTTPRequestTimeout: a call that outlasts requestTimeoutMs is given
+// up: the server's call is cancelled, and the workbench goes on.
+func TestHTTPRequestTimeout(t *testing.T) {
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"requestTimeoutMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+	hdr := mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool")
+	// The sleep's gate is never opened: only the timeout ends the call.
+	code, body, _ := do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"sleep"},"arguments":{"ms":1}}}}`)
+	if strings.Contains(body, "slept") {
+		t.Fatalf("the call answered: %d %s", code, body)
+	}
+	fakeserver.Eventually(t, "the server's call to be cancelled", func() bool {
+		return len(fakeserver.ReadLines(e.state, fakeserver.CancelsFile)) > 0
+	})
+	_, body, _ = do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"after"}}}}`)
+	if !strings.Contains(body, "after") {
+		t.Errorf("a call after the timeout: %s", body)
+	}
+}
