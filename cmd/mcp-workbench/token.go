@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/httpauth"
 )
 
@@ -29,10 +30,11 @@ revoke removes the token named NAME. A workbench serving from the same
 store (any replica reading the file) refuses it from its next request on.
 
 Flags:
-  --store FILE   the token store (else $MCP_WORKBENCH_TOKENS, else
+  --store FILE   the token store (else the file the configuration's
+                 "http": {"auth": {"tokens": ...}} names, when --config or
+                 $WORKBENCH_CONFIG gives one; else $MCP_WORKBENCH_TOKENS, else
                  tokens.json in the http folder of the user's configuration
-                 folder). Give the file that the configuration's
-                 "http": {"auth": {"tokens": ...}} names, if it names one.
+                 folder), as serve --http finds it.
 ` + globalFlagsHelp
 
 // tokenOptions is the parsed command line of mcp-workbench token.
@@ -76,19 +78,30 @@ func runToken(ctx context.Context, e *env, args []string) error {
 	default:
 		return e.usageError("token", fmt.Errorf("unknown action %q (want add, list or revoke)", opts.action))
 	}
-	path, err := httpauth.TokensPath(opts.store, os.Getenv)
+	store := opts.store
+	if store == "" && (opts.configPath != "" || os.Getenv("WORKBENCH_CONFIG") != "") {
+		// The file the configuration's "http.auth.tokens" names, as
+		// serve --http reads it.
+		cfg, err := config.Load(config.ResolvePath(opts.configPath, os.LookupEnv))
+		if err != nil {
+			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
+			return &exitError{code: 1}
+		}
+		store = cfg.HTTP.Tokens
+	}
+	path, err := httpauth.TokensPath(store, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 		return &exitError{code: 1}
 	}
-	store, err := httpauth.OpenTokens(path)
+	tokens, err := httpauth.OpenTokens(path)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 		return &exitError{code: 1}
 	}
 	switch opts.action {
 	case "add":
-		tok, err := store.Add(ctx, opts.name)
+		tok, err := tokens.Add(ctx, opts.name)
 		if err != nil {
 			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 			return &exitError{code: 1}
@@ -98,13 +111,13 @@ func runToken(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "Added token %q to %s. It is not shown again: copy it now.\nClients send it as \"Authorization: Bearer TOKEN\".\n", opts.name, path)
 		fmt.Fprintln(e.stdout, tok)
 	case "revoke":
-		if err := store.Revoke(ctx, opts.name); err != nil {
+		if err := tokens.Revoke(ctx, opts.name); err != nil {
 			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 			return &exitError{code: 1}
 		}
 		fmt.Fprintf(e.stdout, "Revoked token %q in %s: a workbench serving from this store refuses it from its next request on.\n", opts.name, path)
 	case "list":
-		list, err := store.List()
+		list, err := tokens.List()
 		if err != nil {
 			fmt.Fprintln(e.stderr, "mcp-workbench token:", err)
 			return &exitError{code: 1}

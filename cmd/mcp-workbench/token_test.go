@@ -116,3 +116,24 @@ func TestTokenCommandStoreAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenCommandReadsTheConfiguration: with --config, token uses the
+// store the configuration's "http.auth.tokens" names, as serve --http does.
+func TestTokenCommandReadsTheConfiguration(t *testing.T) {
+	tokenHome(t)
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"auth": map[string]any{"tokens": "team-tokens.json"}},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": map[string]any{"command": "a"}}}},
+	})
+	code, out, errOut := runCmd(t, "", "token", "add", "bob", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("add (%d): %s", code, errOut)
+	}
+	store, err := httpauth.OpenTokens(filepath.Join(filepath.Dir(cfg), "team-tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := store.Lookup(strings.TrimSpace(out)); !ok || name != "bob" {
+		t.Errorf("the configuration's store does not hold the new token (%q %v); add said: %s", name, ok, errOut)
+	}
+}
