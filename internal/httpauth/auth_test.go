@@ -1,13 +1,11 @@
 package httpauth
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
-	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,25 +16,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 )
-
-// syncBuffer is a log destination that handlers may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // protected is a resource server on 127.0.0.1: the authenticator's
 // middleware, then the limiter's, then a handler that answers with the
@@ -45,7 +28,7 @@ func (s *syncBuffer) String() string {
 type protected struct {
 	srv    *httptest.Server
 	auth   *Authenticator
-	logs   *syncBuffer
+	logs   *fakeserver.Buffer
 	bodies []string
 	mu     sync.Mutex
 }
@@ -56,7 +39,7 @@ type whoAmI struct {
 
 func newProtected(t *testing.T, o Options, lim *Limiter, hold <-chan struct{}, entered chan<- struct{}) *protected {
 	t.Helper()
-	p := &protected{logs: &syncBuffer{}}
+	p := &protected{logs: &fakeserver.Buffer{}}
 	o.Logger = slog.New(slog.NewTextHandler(p.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	a, err := New(context.Background(), o)
 	if err != nil {

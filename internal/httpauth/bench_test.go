@@ -3,10 +3,11 @@ package httpauth
 import (
 	"context"
 	"fmt"
-	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/httpauth/issuertest"
 )
 
 // BenchmarkVerify measures what authentication adds to each request: a
