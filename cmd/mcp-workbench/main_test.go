@@ -170,20 +170,8 @@ func runInProcessAtWithRoots(t *testing.T, protocol string, opts *mcp.ClientOpti
 	return cs, stderr
 }
 
-func callTool(t testing.TB, cs *mcp.ClientSession, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
-}
+// callTool calls a tool and returns its result's text and isError.
+var callTool = fakeserver.CallTool
 
 func use(toolbox, server, tool string, args any) map[string]any {
 	return map[string]any{"tool": map[string]string{"toolbox": toolbox, "server": server, "tool": tool}, "arguments": args}

@@ -127,21 +127,8 @@ func connect(t *testing.T, url, protocol string, opts *mcp.ClientOptions, hc *ht
 	return cs
 }
 
-// callTool calls name with args and returns the result's text and isError.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
-}
+// callTool calls a tool and returns its result's text and isError.
+var callTool = fakeserver.CallTool
 
 func useArgs(toolbox, server, tool string, args any) map[string]any {
 	return map[string]any{"tool": map[string]any{"toolbox": toolbox, "server": server, "tool": tool}, "arguments": args}
