@@ -27,7 +27,7 @@ type tool struct {
 }
 
 // queryFiles are the held-out query sets; each gets the same checks.
-var queryFiles = []string{"queries-heldout.json", "queries-heldout2.json", "queries-heldout3.json", "queries-heldout4.json"}
+var queryFiles = []string{"queries-heldout.json", "queries-heldout2.json", "queries-heldout3.json", "queries-heldout4.json", "queries-heldout5.json"}
 
 // A query is one entry of a held-out query file.
 type query struct {
