@@ -32,6 +32,8 @@ func TestSplitWords(t *testing.T) {
 		{"ÉcrireFichier", []string{"écrire", "fichier", "écrirefichier"}},
 		{"获取文件", []string{"获取文件"}},
 		{"naïve café", []string{"naïve", "café"}},
+		{"k8s a11y i18n e2e", []string{"k8s", "a11y", "i18n", "e2e"}},
+		{"ec2 s3", []string{"ec", "2", "ec2", "s", "3", "s3"}},
 		{"ALLCAPS", []string{"allcaps"}},
 		{"path/to/some_file.txt", []string{"path", "to", "some", "file", "txt"}},
 	} {
@@ -303,10 +305,20 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"ado", "devops"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"a11y", "accessibility"}, {"ado", "devops"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
+	}
+	// Accented Latin letters are read without their accents; other
+	// scripts are left alone.
+	for _, pair := range [][2]string{{"café", "cafe"}, {"naïve", "naive"}, {"résumé", "resume"}, {"cafe\u0301", "cafe"}, {"straße", "strasse"}} {
+		if a, b := stem(pair[0]), stem(pair[1]); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
+		}
+	}
+	if got := stem("获取"); got != "获取" {
+		t.Errorf("stem(%q) = %q, want it unchanged", "获取", got)
 	}
 	if stem("production") == stem("product") {
 		t.Error("production and product share a stem")

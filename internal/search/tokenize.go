@@ -30,7 +30,11 @@ func splitWords(text string) []string {
 	}
 	endRun := func() {
 		flush()
-		if len(words)-start > 1 {
+		switch {
+		case numeronym(run.String()):
+			// "k8s", "a11y", "i18n": one word, whose parts mean nothing.
+			words = append(words[:start], run.String())
+		case len(words)-start > 1:
 			words = append(words, run.String())
 		}
 		run.Reset()
@@ -85,6 +89,21 @@ func splitWords(text string) []string {
 	return words
 }
 
+// numeronym reports whether w is a letter, a number and a letter: an
+// abbreviation that counts the letters left out ("k8s", "a11y", "i18n",
+// "e2e").
+func numeronym(w string) bool {
+	if len(w) < 3 || w[0] < 'a' || w[0] > 'z' || w[len(w)-1] < 'a' || w[len(w)-1] > 'z' {
+		return false
+	}
+	for i := 1; i < len(w)-1; i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // stopWords are words that say nothing about which tool is wanted: English
 // function words and the filler of a request ("I need a tool to ...").
 var stopWords = func() map[string]bool {
@@ -123,12 +142,19 @@ var abbreviations = map[string]string{
 	"pic": "picture", "pics": "pictures",
 	"img": "image", "imgs": "images",
 	"doc": "document", "docs": "documentation",
-	"ado": "devops", // Azure DevOps
+	"a11y": "accessibility",
+	"i18n": "internationalization",
+	"l10n": "localization",
+	"o11y": "observability",
+	"ado":  "devops", // Azure DevOps
 }
 
 // stem reduces an English word to its stem; words that are not plain ASCII
-// letters (other scripts, numbers) are kept as they are.
+// letters (other scripts, numbers) are kept as they are, but for Latin
+// letters with accents, which are read without them first ("café" is
+// "cafe", "naïve" "naive").
 func stem(w string) string {
+	w = foldAccents(w)
 	if full, ok := abbreviations[w]; ok {
 		w = full
 	}
@@ -142,6 +168,52 @@ func stem(w string) string {
 	}
 	return english.Stem(w, true)
 }
+
+// foldAccents returns w with its accented Latin letters written without
+// their accents and combining marks dropped, when that leaves plain ASCII
+// letters; otherwise (other scripts, digits) w as it is.
+func foldAccents(w string) string {
+	ascii := true
+	for i := 0; i < len(w); i++ {
+		if w[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return w
+	}
+	var b strings.Builder
+	b.Grow(len(w))
+	for _, r := range w {
+		switch {
+		case r >= 'a' && r <= 'z':
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r):
+		default:
+			f, ok := latinFolds[r]
+			if !ok {
+				return w
+			}
+			b.WriteString(f)
+		}
+	}
+	return b.String()
+}
+
+// latinFolds are the lower-case Latin letters with accents (Latin-1 and
+// Latin Extended-A) and what they are read as.
+var latinFolds = func() map[rune]string {
+	m := map[rune]string{}
+	for _, pair := range strings.Fields(`àa áa âa ãa äa åa āa ăa ąa æae çc ćc ĉc ċc čc ďd đd ðd
+	èe ée êe ëe ēe ĕe ėe ęe ěe ĝg ğg ġg ģg ĥh ħh ìi íi îi ïi ĩi īi ĭi įi ıi ĵj ķk ĺl ļl ľl ŀl łl
+	ñn ńn ņn ňn òo óo ôo õo öo øo ōo ŏo őo œoe ŕr ŗr řr śs ŝs şs šs ßss ţt ťt ŧt þth
+	ùu úu ûu üu ũu ūu ŭu ůu űu ųu ŵw ýy ÿy ŷy źz żz žz`) {
+		r, size := utf8.DecodeRuneInString(pair)
+		m[r] = pair[size:]
+	}
+	return m
+}()
 
 // stemCache remembers the stems of words; a nil one remembers nothing.
 type stemCache map[string]string
