@@ -305,7 +305,7 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"a11y", "accessibility"}, {"ado", "devops"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"a11y", "accessibility"}, {"js", "javascript"}, {"deps", "dependencies"}, {"postgresql", "postgres"}, {"vulns", "vulnerabilities"}, {"ado", "devops"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
