@@ -168,7 +168,6 @@ var abbreviations = map[string]string{
 	"perm": "permission", "perms": "permissions",
 	"addr": "address",
 	"desc": "description",
-	"app":  "application", "apps": "applications",
 	"acct": "account",
 	"mgmt": "management",
 	"yml":  "yaml",
