@@ -601,3 +601,28 @@ func TestADONamesAzureDevOps(t *testing.T) {
 		t.Errorf("found %v first, want the Azure DevOps tool", got)
 	}
 }
+
+// TestEverydayWordsNameConcepts checks words people use for what tools do
+// that the tools' own texts seldom say.
+func TestEverydayWordsNameConcepts(t *testing.T) {
+	for _, tc := range []struct{ text, concept string }{
+		{"switch the site to night mode", "~colorscheme"},
+		{"how much RAM does the tab use", "~heap"},
+		{"make a buy link for the ebook", "~paymentlink"},
+		{"search the team knowledge base", "~wiki"},
+		{"any chatter about the outage", "~news"},
+		{"run five copies of the api", "~scale"},
+		{"make copies of the file", "~copy"},
+		{"a good café for lunch", "~location"},
+		{"what broke in the k8s cluster", "~kubernetes"},
+		{"LGTM the change", "~review"},
+	} {
+		if got, n := terms(tc.text); !slices.Contains(got[n:], tc.concept) {
+			t.Errorf("concepts of %q = %q, want %s", tc.text, got[n:], tc.concept)
+		}
+	}
+	// "copy" alone is not a replica.
+	if got, n := terms("copy the file"); slices.Contains(got[n:], "~scale") {
+		t.Errorf("concepts of %q = %q, want no ~scale", "copy the file", got[n:])
+	}
+}

@@ -265,6 +265,7 @@ var stemExceptions = map[string]string{
 	"locates":     "locate",
 	"located":     "locate",
 	"locating":    "locate",
+	"copies":      "copies", // not "copi" alone: also replicas ("run three copies")
 }
 
 // terms turns text into the index's terms: words split as [splitWords] does,
