@@ -167,6 +167,7 @@ var abbreviations = map[string]string{
 	"notif": "notification", "notifs": "notifications",
 	"perm": "permission", "perms": "permissions",
 	"addr": "address",
+	"cert": "certificate", "certs": "certificates",
 	"desc": "description",
 	"acct": "account",
 	"mgmt": "management",
@@ -626,7 +627,7 @@ const (
 var (
 	changeActions = map[string]bool{"~delete": true, "~create": true, "~update": true, "~write": true,
 		"~move": true, "~stop": true, "~send": true, "~merge": true, "~upload": true, "~assign": true,
-		"~deploy": true, "~scale": true, "~undo": true, "~refund": true, "~install": true, "~resolve": true}
+		"~deploy": true, "~scale": true, "~undo": true, "~refund": true, "~install": true, "~resolve": true, "~toggle": true}
 	readActions = map[string]bool{"~read": true, "~list": true, "~search": true, "~compare": true,
 		"~summarize": true, "~analyze": true, "~explain": true}
 	taskVerbs = func() map[string]bool {
