@@ -34,6 +34,9 @@ func TestSplitWords(t *testing.T) {
 		{"naïve café", []string{"naïve", "café"}},
 		{"k8s a11y i18n e2e", []string{"k8s", "a11y", "i18n", "e2e"}},
 		{"ec2 s3", []string{"ec", "2", "ec2", "s", "3", "s3"}},
+		{"close the pop-up", []string{"close", "the", "pop", "up", "popup"}},
+		{"re-run a sub-issue", []string{"re", "run", "rerun", "a", "sub", "issue", "subissue"}},
+		{"read-only key-value", []string{"read", "only", "key", "value"}},
 		{"ALLCAPS", []string{"allcaps"}},
 		{"path/to/some_file.txt", []string{"path", "to", "some", "file", "txt"}},
 	} {

@@ -28,8 +28,23 @@ func splitWords(text string) []string {
 			b.Reset()
 		}
 	}
+	// Two words joined by a hyphen are also kept as one word, after their
+	// parts, when the thesaurus knows that word ("e-mail", "pop-up",
+	// "re-run", "sub-issue", "drop-down"): such words are written both ways.
+	var segs []string // the runs of the current hyphenated compound
+	hyphen := false   // the last character was a hyphen after a run
+	endCompound := func() {
+		if len(segs) == 2 && len(concepts[stem(segs[0]+segs[1])]) > 0 {
+			words = append(words, segs[0]+segs[1])
+			start = len(words)
+		}
+		segs = segs[:0]
+	}
 	endRun := func() {
 		flush()
+		if run.Len() > 0 {
+			segs = append(segs, run.String())
+		}
 		switch {
 		case numeronym(run.String()):
 			// "k8s", "a11y", "i18n": one word, whose parts mean nothing.
@@ -62,8 +77,20 @@ func splitWords(text string) []string {
 		c := class(r)
 		if c == other {
 			endRun()
+			if r == '-' && prev != other {
+				hyphen = true
+			} else {
+				endCompound()
+				hyphen = false
+			}
 			prev = other
 			continue
+		}
+		if prev == other {
+			if !hyphen {
+				endCompound()
+			}
+			hyphen = false
 		}
 		switch {
 		case prev == lower && c == upper,
@@ -86,6 +113,7 @@ func splitWords(text string) []string {
 		prev = c
 	}
 	endRun()
+	endCompound()
 	return words
 }
 
