@@ -76,6 +76,10 @@ func TestTerms(t *testing.T) {
 	if slices.Contains(got[n:], "~pullrequest") {
 		t.Errorf("words that are not neighbours made a phrase: %q", got[n:])
 	}
+	// The halves of a contraction say nothing either.
+	if got, n := terms("I don't think it isn't there"); !reflect.DeepEqual(got[:n], []string{"think"}) {
+		t.Errorf("words of a request with contractions = %q, want only %q", got[:n], "think")
+	}
 	if got, _ := terms("the to of and"); len(got) != 0 {
 		t.Errorf("stop words alone gave terms %q", got)
 	}

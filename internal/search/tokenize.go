@@ -147,7 +147,8 @@ var stopWords = func() map[string]bool {
 	everything anything something nothing everyone anyone someone
 	about above after again against below between during before over under until while
 	up down out off once further via per etc e.g i.e
-	s t d ll m re ve`) {
+	s t d ll m re ve
+	don doesn didn isn aren wasn weren won wouldn shouldn couldn hasn haven hadn`) {
 		m[w] = true
 	}
 	return m
