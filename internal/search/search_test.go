@@ -312,7 +312,7 @@ func TestPlainURLs(t *testing.T) {
 }
 
 func TestAbbreviations(t *testing.T) {
-	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"a11y", "accessibility"}, {"js", "javascript"}, {"deps", "dependencies"}, {"postgresql", "postgres"}, {"vulns", "vulnerabilities"}, {"ado", "devops"}} {
+	for _, pair := range [][2]string{{"repo", "repository"}, {"repos", "repositories"}, {"db", "database"}, {"docs", "documentation"}, {"doc", "document"}, {"k8s", "kubernetes"}, {"a11y", "accessibility"}, {"js", "javascript"}, {"deps", "dependencies"}, {"postgresql", "postgres"}, {"vulns", "vulnerabilities"}, {"ado", "devops"}, {"a11y", "accessible"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
 		}
@@ -326,6 +326,9 @@ func TestAbbreviations(t *testing.T) {
 	}
 	if got := stem("获取"); got != "获取" {
 		t.Errorf("stem(%q) = %q, want it unchanged", "获取", got)
+	}
+	if stem("accessibility") == stem("access") {
+		t.Error("accessibility and access share a stem")
 	}
 	if stem("production") == stem("product") {
 		t.Error("production and product share a stem")

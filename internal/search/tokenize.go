@@ -289,13 +289,15 @@ func (c stemCache) stem(w string) string {
 // stemExceptions keep apart words the stemmer would join although tools use
 // them for different things.
 var stemExceptions = map[string]string{
-	"production":  "production", // not "product" (a shop's products)
-	"productions": "production",
-	"locate":      "locate", // not "location" (places on a map)
-	"locates":     "locate",
-	"located":     "locate",
-	"locating":    "locate",
-	"copies":      "copies", // not "copi" alone: also replicas ("run three copies")
+	"production":    "production", // not "product" (a shop's products)
+	"productions":   "production",
+	"locate":        "locate", // not "location" (places on a map)
+	"locates":       "locate",
+	"located":       "locate",
+	"locating":      "locate",
+	"accessibility": "accessibility", // not "access" (permissions, tokens)
+	"accessible":    "accessibility",
+	"copies":        "copies", // not "copi" alone: also replicas ("run three copies")
 }
 
 // terms turns text into the index's terms: words split as [splitWords] does,
