@@ -29,7 +29,7 @@ var conceptGroups = append(append([]string{}, actionGroups...), thingGroups...)
 var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall rid ditch toss scrap nuke prune obliterate tear+down teardown",
 	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir fresh spin+up start+new append provision sign+up",
-	"update: update edit modify change alter patch amend revise tweak adjust set refactor rewrite correct replace upsert bump swap substitute sync synchronize up+to+date catch+up rebase",
+	"update: update edit modify change alter patch amend revise tweak adjust set refactor rewrite correct replace upsert bump swap substitute sync synchronize catch+up rebase",
 	"read: read get fetch retrieve view show display open load cat see look inspect obtain access check print peek dump export pull+up take+look glance grab skim eyeball",
 	"list: list enumerate ls browse show index overview what+are",
 	"search: search find found lookup look+up query grep locate seek hunt discover filter match google anywhere",
@@ -182,7 +182,7 @@ var thingGroups = []string{
 	"board: board boards kanban",
 	"discussion: discussion discussions forum q+a",
 	"artifact: artifact artifacts binaries binary build+output compiled",
-	"capacity: capacity availability bandwidth days+off time+off vacation pto out+of+office holiday holidays",
+	"capacity: capacity availability bandwidth days+off time+off vacation pto ooo holiday holidays",
 	"function: function functions serverless lambda edge+function cloud+function cloud+functions edge+functions faas deno",
 	"extension: extension extensions plugin plugins addon add+on",
 	"types: types typings typescript codegen type+definitions type+defs",
@@ -270,6 +270,12 @@ var concepts = func() map[string][]string {
 		term := "~" + name
 		for _, w := range strings.Fields(words) {
 			parts := strings.Split(w, "+")
+			if n := len(parts); n > 2 {
+				// "infrastructure+as+code": the stop words inside are
+				// skipped, as in a request (see [conceptPairs]).
+				inner := slices.DeleteFunc(slices.Clone(parts[1:n-1]), func(p string) bool { return stopWords[p] })
+				parts = slices.Concat(parts[:1], inner, parts[n-1:])
+			}
 			for i, p := range parts {
 				if !stopWords[p] && !strings.HasPrefix(p, "~") {
 					parts[i] = stem(p)

@@ -636,3 +636,21 @@ func TestEverydayWordsNameConcepts(t *testing.T) {
 		t.Errorf("concepts of %q = %q, want no ~scale", "copy the file", got[n:])
 	}
 }
+
+// TestEveryEntryNamesItsConcept: each word and phrase of the thesaurus,
+// written as a request would write it, names its concept (a phrase of three
+// words, or one that starts with a stop word before another, never would).
+func TestEveryEntryNamesItsConcept(t *testing.T) {
+	for _, line := range conceptGroups {
+		name, words, _ := strings.Cut(line, ":")
+		for _, w := range strings.Fields(words) {
+			if strings.Contains(w, "~") {
+				continue
+			}
+			text := strings.ReplaceAll(w, "+", " ")
+			if got, n := terms(text); !slices.Contains(got[n:], "~"+name) {
+				t.Errorf("%s: %q does not name it (concepts %q)", name, text, got[n:])
+			}
+		}
+	}
+}
