@@ -83,7 +83,7 @@ var thingGroups = []string{
 	"directory: directory folder dir filesystem folders subfolder subfolders subdirectory subdirectories subdir parent+folder",
 	"tree: tree hierarchy recursive nested structure layout laid+out outline file+tree folder+structure directory+structure",
 	"metadata: metadata info information details stat stats properties attributes permissions modified created timestamp mtime exist exists existence last+modified last+changed last+updated modification+time",
-	"size: size sizes big bigger biggest large larger largest small smaller smallest tiny little bytes",
+	"size: size sizes big bigger biggest large larger largest small smaller smallest tiny little bytes disk+space disk+usage hog hogging",
 	"content: content contents text body inside paragraph paragraphs html+source page+source view+source",
 	"multiple: multiple many several batch bulk together simultaneously at+once",
 	"allowed: allowed permitted permission permissions authorized who+can rbac access+control",
