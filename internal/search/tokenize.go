@@ -590,7 +590,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	words := splitWords(plainURLs(query))
 	stems := make([]string, len(words))
 	for i, w := range words {
-		if stopWords[w] {
+		if stopWords[w] || number(w) {
 			stems[i] = w
 		} else {
 			stems[i] = stem(w)
@@ -608,7 +608,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		}
 	}
 	for i, s := range stems {
-		if covered[i] {
+		if covered[i] || number(words[i]) {
 			continue
 		}
 		if stopWords[words[i]] {
@@ -717,4 +717,15 @@ func requestIntent(query string) int {
 		return intentUnknown
 	}
 	return intentUnknown
+}
+
+// number reports whether w is all digits: in a request it is data (an ID,
+// a count, a port), and a tool's description numbers other things.
+func number(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
