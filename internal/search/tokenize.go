@@ -492,7 +492,8 @@ type queryTerm struct {
 // queryTerms are the terms of a request with their weights. They are those of
 // [terms], except that a pair of words that names a concept ("log in", "pull
 // request", "look up") stands for its concept only, at full weight: its words
-// on their own would find other things ("log" finds logs).
+// on their own would find other things ("log" finds logs); and a number is
+// left out (see [number]).
 func queryTerms(query string) []queryTerm {
 	var out []queryTerm
 	slots := 0
