@@ -298,6 +298,7 @@ func TestPlainURLs(t *testing.T) {
 		{"load example.com please", "load url please"},
 		{"read src/main.go and ./docs/x", "read path and path"},
 		{"edit config.yaml", "edit file"},
+		{"routing in Next.js, not app.js", "routing in Next js not file"},
 		{"fork torvalds/linux", "fork "},
 		{"what's new in v2.3.0", "what's new in version"},
 		{"click 'Load more' then wait for \"Saved\"", "click   then wait for  "},

@@ -346,6 +346,9 @@ func plainURLs(text string) string {
 			fields[i] = ""
 		case strings.Count(f, "/") > 0 && len(f) > 1:
 			fields[i] = "path"
+		case libraryName(f):
+			// "Next.js", "Vue.js": a library, named with its language.
+			fields[i] = strings.ReplaceAll(f, ".", " ")
 		case fileName(f):
 			fields[i] = "file"
 		case versionNumber(f):
@@ -448,6 +451,18 @@ var topLevelDomains = func() map[string]bool {
 	}
 	return m
 }()
+
+// libraryName reports whether s is a capitalised name ending in ".js", as
+// JavaScript libraries are written ("Node.js", "Three.js"); a file's name
+// seldom starts with a capital.
+func libraryName(s string) bool {
+	base, ok := strings.CutSuffix(strings.ToLower(s), ".js")
+	if !ok || base == "" || strings.ContainsAny(base, "./\\") {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
+}
 
 // fileName reports whether s ends in the extension of a common kind of file.
 func fileName(s string) bool {
