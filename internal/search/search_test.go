@@ -328,6 +328,18 @@ func TestAbbreviations(t *testing.T) {
 	if got := stem("获取"); got != "获取" {
 		t.Errorf("stem(%q) = %q, want it unchanged", "获取", got)
 	}
+	// British spellings are read as American ones, but for words spelt
+	// so in both.
+	for _, pair := range [][2]string{{"organisation", "organization"}, {"prioritise", "prioritize"}, {"optimising", "optimizing"}, {"colour", "color"}, {"favourites", "favorites"}, {"analyse", "analyze"}, {"cancelled", "canceled"}} {
+		if a, b := stem(pair[0]), stem(pair[1]); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q; want the same", pair[0], a, pair[1], b)
+		}
+	}
+	for _, w := range []string{"advise", "promised", "exercises", "surprise", "otherwise", "enterprise", "revised", "fundraiser"} {
+		if got := americanSpelling(w); got != w {
+			t.Errorf("americanSpelling(%q) = %q, want it unchanged", w, got)
+		}
+	}
 	if stem("accessibility") == stem("access") {
 		t.Error("accessibility and access share a stem")
 	}

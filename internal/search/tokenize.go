@@ -210,7 +210,7 @@ var abbreviations = map[string]string{
 // letters with accents, which are read without them first ("café" is
 // "cafe", "naïve" "naive").
 func stem(w string) string {
-	w = foldAccents(w)
+	w = americanSpelling(foldAccents(w))
 	if full, ok := abbreviations[w]; ok {
 		w = full
 	}
@@ -270,6 +270,56 @@ var latinFolds = func() map[rune]string {
 	}
 	return m
 }()
+
+// americanSpelling returns the American spelling of a British one, which
+// the stemmer does not join ("organisation" is "organis", "organization"
+// "organ"): words ending in -ise, -ised, -ising, -isation ... but for those
+// that are spelt so in America too ("advise", "promise", "exercise"), and
+// a list of others (colour, favourite, licence, catalogue ...).
+func americanSpelling(w string) string {
+	if us, ok := britishWords[w]; ok {
+		return us
+	}
+	for _, suf := range britishSuffixes {
+		base, ok := strings.CutSuffix(w, suf)
+		if !ok || len(base) < 3 {
+			continue
+		}
+		for _, e := range iseEndings {
+			if strings.HasSuffix(base+"ise", e) {
+				return w
+			}
+		}
+		return base + strings.Replace(suf, "is", "iz", 1)
+	}
+	return w
+}
+
+var britishSuffixes = []string{"isations", "isation", "ise", "ises", "ised", "ising", "iser", "isers"}
+
+// iseEndings end the words spelt with -ise in America too ("exercise",
+// "advise", "surprise", "otherwise", "fundraise").
+var iseEndings = strings.Fields(`advertise arise bruise chastise cise compromise cruise demise
+	despise disguise expertise franchise guise merchandise noise paradise poise praise premise prise
+	promise raise sunrise treatise vise wise`)
+
+// britishWords are British spellings that no suffix rule finds.
+var britishWords = map[string]string{
+	"colour": "color", "colours": "colors", "coloured": "colored",
+	"favourite": "favorite", "favourites": "favorites", "favour": "favor",
+	"behaviour": "behavior", "behaviours": "behaviors",
+	"licence": "license", "licences": "licenses",
+	"catalogue": "catalog", "catalogues": "catalogs",
+	"dialogue": "dialog", "dialogues": "dialogs",
+	"analyse": "analyze", "analysed": "analyzed", "analysing": "analyzing",
+	"centre": "center", "centres": "centers",
+	"artefact": "artifact", "artefacts": "artifacts",
+	"cancelled": "canceled", "cancelling": "canceling",
+	"labelled": "labeled", "labelling": "labeling",
+	"modelling": "modeling", "travelling": "traveling",
+	"programme": "program", "programmes": "programs",
+	"honour": "honor", "labour": "labor", "neighbour": "neighbor", "flavour": "flavor",
+}
 
 // stemCache remembers the stems of words; a nil one remembers nothing.
 type stemCache map[string]string
