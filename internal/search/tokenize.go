@@ -345,6 +345,26 @@ var stemExceptions = map[string]string{
 	"locates":       "locate",
 	"located":       "locate",
 	"locating":      "locate",
+	"setting":       "setting", // not "set" (to set something)
+	"settings":      "setting",
+	"performance":   "performance", // not "perform" (to do something)
+	"publication":   "publication", // not "public" (public repositories)
+	"publications":  "publication",
+	"terminal":      "terminal", // not "terminate" (a job's terminal state)
+	"goods":         "goods",    // not "good"
+	"heading":       "heading",  // not "head" (a pull request's head)
+	"headings":      "heading",
+	"sampling":      "sampling", // not "sample" (an example)
+	"paste":         "paste",    // not "past" (the past week)
+	"pasted":        "paste",
+	"pasting":       "paste",
+	"activate":      "activate", // not "active", "activity" (activity logs)
+	"activated":     "activate",
+	"activates":     "activate",
+	"relational":    "relational", // not "relate", "related" (related papers)
+	"promotion":     "promotion",  // not "promote" (to production)
+	"promotions":    "promotion",
+	"structured":    "structured",    // not "structure" (a folder's)
 	"accessibility": "accessibility", // not "access" (permissions, tokens)
 	"accessible":    "accessibility",
 	"copies":        "copies", // not "copi" alone: also replicas ("run three copies")
