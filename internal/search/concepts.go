@@ -158,7 +158,7 @@ var thingGroups = []string{
 	"dialog: dialog popup modal banner pop+up",
 	"emulate: emulate simulate mimic dark+mode light+mode mobile device throttle throttling throttled slow+network offline+mode geolocation user+agent useragent reduced+motion",
 	"storage: storage bucket buckets blob s3 object+storage file+storage",
-	"reaction: reaction emoji react thumbs",
+	"reaction: reaction emoji thumbs",
 	"star: star starred favorite bookmark favourite favorites favourites bookmarks",
 	"recording: screencast recording video film filming screen+recording record+screen",
 	"markdown: markdown md plain+text clean+text readable",

@@ -350,9 +350,10 @@ var stemExceptions = map[string]string{
 	"performance":   "performance", // not "perform" (to do something)
 	"publication":   "publication", // not "public" (public repositories)
 	"publications":  "publication",
-	"terminal":      "terminal", // not "terminate" (a job's terminal state)
-	"goods":         "goods",    // not "good"
-	"heading":       "heading",  // not "head" (a pull request's head)
+	"terminal":      "terminal",   // not "terminate" (a job's terminal state)
+	"goods":         "goods",      // not "good"
+	"directions":    "directions", // not "direct", "directly"
+	"heading":       "heading",    // not "head" (a pull request's head)
 	"headings":      "heading",
 	"sampling":      "sampling", // not "sample" (an example)
 	"paste":         "paste",    // not "past" (the past week)
