@@ -113,7 +113,7 @@ var thingGroups = []string{
 	"recent: recent recently lately latest last newest yesterday",
 	"database: database db sql table tables schema column row postgres postgresql mysql sqlite supabase data+source datastore data+store rdbms relational nosql",
 	"row: row rows entry",
-	"schema: schema columns column ddl migration add+column alter+table table+structure data+model foreign+key foreign+keys primary+key constraint constraints",
+	"schema: schema columns column ddl migration add+column alter+table table+structure data+model foreign+key foreign+keys primary+key constraint constraints database+structure db+structure describe+table describe+tables",
 	"email: email mail inbox gmail outlook",
 	"calendar: calendar meeting appointment",
 	"location: location place places address map maps geocode coordinates latitude longitude nearby near around+me shops restaurants restaurant cafe eat food hotel business businesses poi venue venues bar bars pub pubs coffee cafes grocery pharmacy gym museum parking attraction attractions landmark landmarks zip+code postcode opening+hours open+now",
