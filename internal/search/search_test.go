@@ -380,6 +380,17 @@ func TestQueryTerms(t *testing.T) {
 	if got["~login"] != 1 || got["log"] != 0 || got["~log"] != 0 {
 		t.Errorf("log in: %v", got)
 	}
+	// Two nouns name their concept and keep their words: a work item is
+	// an issue, and its words say whose.
+	got = queryTermSet("update the work item")
+	if got["~issue"] == 0 || got["work"] == 0 || got["item"] == 0 {
+		t.Errorf("work item: %v", got)
+	}
+	// A phrase with a verb does not: "merge request" is not merging.
+	got = queryTermSet("open a merge request")
+	if got["~pullrequest"] == 0 || got["merg"] != 0 || got["~merge"] != 0 {
+		t.Errorf("merge request: %v", got)
+	}
 	// A verb phrase on a word's concept keeps the word: "open a ticket"
 	// is creating (not opening) and still about tickets.
 	got = queryTermSet("open a ticket")

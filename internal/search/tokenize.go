@@ -576,10 +576,12 @@ type queryTerm struct {
 }
 
 // queryTerms are the terms of a request with their weights. They are those of
-// [terms], except that a pair of words that names a concept ("log in", "pull
-// request", "look up") stands for its concept only, at full weight: its words
-// on their own would find other things ("log" finds logs); and a number is
-// left out (see [number]).
+// [terms], except that a pair of words that names a concept ("log in", "look
+// up", "merge request") stands for its concept, at full weight, and not for
+// its words, which on their own would find other things ("log" finds logs),
+// unless the pair is two nouns ("work item", "pull request"), whose words
+// count as themselves beside the concept; and a number is left out (see
+// [number]).
 func queryTerms(query string) []queryTerm {
 	var out []queryTerm
 	slots := 0
@@ -688,6 +690,13 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	for _, p := range conceptPairs(stems) {
 		for _, t := range p.concepts {
 			out = append(out, queryTerm{t, 1, p.first})
+		}
+		if p.whole && !stopWords[stems[p.first]] && !stopWords[stems[p.second]] &&
+			!actionStems[stems[p.first]] && !actionStems[stems[p.second]] {
+			// Two nouns ("work item", "payment link", "stack trace"):
+			// their words say which of the concept's tools, so they count
+			// too, as themselves, in the phrase's slot.
+			out = append(out, queryTerm{stems[p.first], 1, p.first}, queryTerm{stems[p.second], 1, p.first})
 		}
 		covered[p.first] = true
 		if p.whole {
