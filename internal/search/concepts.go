@@ -30,7 +30,7 @@ var actionGroups = []string{
 	"delete: delete remove erase destroy drop trash purge rm del unlink discard wipe forget uninstall rid ditch toss scrap nuke prune obliterate tear+down teardown",
 	"create: create creation made make new add insert generate init initialize register open+new file+~issue raise+~issue open+~issue open+~pullrequest submit+~issue log+~issue spin+up set+up mkdir fresh spin+up start+new append provision sign+up whip+up put+together",
 	"update: update edit modify change alter patch amend revise tweak adjust set refactor rewrite correct replace upsert bump swap substitute sync synchronize catch+up rebase reword rephrase retitle flip",
-	"read: read get fetch retrieve view show display open cat see look inspect obtain access check print peek dump export pull+up take+look glance grab skim eyeball",
+	"read: read get fetch retrieve view show display open cat see look inspect obtain access print peek dump export pull+up take+look glance grab skim eyeball",
 	"list: list enumerate ls browse show index overview what+are",
 	"search: search find found lookup look+up query grep locate seek hunt discover match google anywhere dig+up track+down scour comb+through",
 	"write: write save put persist dump record overwrite jot+down stash jot backfill compose",
