@@ -360,20 +360,6 @@ func queryTermSet(q string) map[string]float64 {
 	return m
 }
 
-func TestRequestNumbersAreData(t *testing.T) {
-	got := queryTermSet("close issue 1234 and scale to 3 replicas on v2")
-	for _, n := range []string{"1234", "3", "2"} {
-		if _, ok := got[n]; ok {
-			t.Errorf("request terms %v include the number %s", got, n)
-		}
-	}
-	for _, w := range []string{"issu", "replica", "v2"} {
-		if _, ok := got[w]; !ok {
-			t.Errorf("request terms %v lack %s", got, w)
-		}
-	}
-}
-
 func TestQueryTerms(t *testing.T) {
 	// A phrase stands for its concept alone: "log in" is not about logs.
 	got := queryTermSet("log in to the dashboard")

@@ -580,8 +580,7 @@ type queryTerm struct {
 // up", "merge request") stands for its concept, at full weight, and not for
 // its words, which on their own would find other things ("log" finds logs),
 // unless the pair is two nouns ("work item", "pull request"), whose words
-// count as themselves beside the concept; and a number is left out (see
-// [number]).
+// count as themselves beside the concept.
 func queryTerms(query string) []queryTerm {
 	var out []queryTerm
 	slots := 0
@@ -679,7 +678,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	words := splitWords(plainURLs(query))
 	stems := make([]string, len(words))
 	for i, w := range words {
-		if stopWords[w] || number(w) {
+		if stopWords[w] {
 			stems[i] = w
 		} else {
 			stems[i] = stem(w)
@@ -704,7 +703,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		}
 	}
 	for i, s := range stems {
-		if covered[i] || number(words[i]) {
+		if covered[i] {
 			continue
 		}
 		if stopWords[words[i]] {
@@ -813,15 +812,4 @@ func requestIntent(query string) int {
 		return intentUnknown
 	}
 	return intentUnknown
-}
-
-// number reports whether w is all digits: in a request it is data (an ID,
-// a count, a port), and a tool's description numbers other things.
-func number(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if w[i] < '0' || w[i] > '9' {
-			return false
-		}
-	}
-	return w != ""
 }
