@@ -191,7 +191,8 @@ type Index struct {
 	// sizeFactor scales down the score of a tool whose definition is
 	// heavy for a host's context (see heavyTool).
 	sizeFactor []float64
-	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid.
+	// readOnly is each tool's readOnlyHint: 1 true, -1 false, 0 unsaid
+	// (and not to be read from its name's verbs, see verbsReadOnly).
 	readOnly []int8
 	// deletes tells the tools whose name has a verb of deleting.
 	deletes []bool
@@ -271,6 +272,9 @@ func NewIndex(docs []Doc) *Index {
 	cache := stemCache{}
 	for d, doc := range docs {
 		texts, ro := docFields(doc, cache)
+		if ro == 0 {
+			ro = verbsReadOnly(texts[fieldNameVerb], cache)
+		}
 		ix.readOnly[d] = ro
 		ix.nameWords[d] = nameWords(doc, cache)
 		for _, w := range ix.nameWords[d] {
@@ -629,6 +633,27 @@ func docFields(doc Doc, cache stemCache) (f [numFields]string, readOnly int8) {
 	f[fieldParamNames] = names.String()
 	f[fieldParamDesc] = descs.String()
 	return f, readOnly
+}
+
+// verbsReadOnly reads a tool's readOnlyHint from the verbs of its name when
+// the tool does not say (many servers do not annotate their tools): a name
+// whose verbs change things ("create", "update", "delete") changes things
+// (-1), one whose verbs only look ("get", "list", "search") only reads (1),
+// and one with no such verb says nothing (0).
+func verbsReadOnly(verbs string, cache stemCache) int8 {
+	reads := false
+	for _, w := range splitWords(verbs) {
+		for _, c := range concepts[cache.stem(w)] {
+			if changeActions[c] {
+				return -1
+			}
+			reads = reads || readActions[c]
+		}
+	}
+	if reads {
+		return 1
+	}
+	return 0
 }
 
 // nameWords are the words of a tool's name that are not its server's (nor

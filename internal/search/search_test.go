@@ -682,3 +682,29 @@ func TestEveryEntryNamesItsConcept(t *testing.T) {
 		}
 	}
 }
+
+// A tool that does not say whether it only reads is read from its name's
+// verbs: a task ("fix ...") starts with the one that looks, a change is
+// seldom served by it.
+func TestReadOnlyFromNameVerbs(t *testing.T) {
+	reads := Doc{Toolbox: "t", Server: "s", Tool: tool("get_labels", "Labels of a repository.")}
+	changes := Doc{Toolbox: "t", Server: "s", Tool: tool("update_labels", "Labels of a repository.")}
+	for _, c := range []struct {
+		query string
+		docs  []Doc
+		want  string
+	}{
+		{"fix the labels of the repository", []Doc{changes, reads}, "get_labels"},
+		{"investigate the labels of the repository", []Doc{changes, reads}, "get_labels"},
+	} {
+		hits := NewIndex(c.docs).Search(c.query, 0)
+		if len(hits) != 2 || hits[0].Doc != 1 {
+			t.Errorf("Search(%q) = %v, want %s first", c.query, hits, c.want)
+		}
+	}
+	for verbs, want := range map[string]int8{"get": 1, "list": 1, "search": 1, "create": -1, "delete": -1, "get update": -1, "navigate": 0, "": 0} {
+		if got := verbsReadOnly(verbs, nil); got != want {
+			t.Errorf("verbsReadOnly(%q) = %d, want %d", verbs, got, want)
+		}
+	}
+}
