@@ -63,26 +63,33 @@ var ownSets = []struct {
 	floor, floor1    float64
 	kindFloors       map[string]float64
 }{
-	{name: "dev", file: "queries-dev.json", tuning: true, floor: 0.89},
-	{name: "held-out", file: "queries-heldout.json", tuning: true, floor: 0.88},
-	{name: "held-out-2", file: "queries-heldout2.json", optional: true, tuning: true, floor: 0.80},
+	{name: "dev", file: "queries-dev.json", tuning: true, floor: 0.91},
+	{name: "held-out", file: "queries-heldout.json", tuning: true, floor: 0.89},
+	{name: "held-out-2", file: "queries-heldout2.json", optional: true, tuning: true, floor: 0.84},
 	// Run once after the work of issue 28 (2026-11-26): recall@5 0.820,
 	// recall@1 0.620, first-step 0.800, paraphrase 0.556.
 	// Held-out-3 has since been looked at (2026-11-26): no longer blind, it
-	// is a tuning set from the third round of work on meaning on.
-	{name: "held-out-3", file: "queries-heldout3.json", optional: true, tuning: true, floor: 0.81, floor1: 0.61,
-		kindFloors: map[string]float64{"first-step": 0.77, "paraphrase": 0.54}},
+	// is a tuning set from the third round of work on meaning on (after it:
+	// recall@5 0.863, recall@1 0.639, first-step 0.850, paraphrase 0.654).
+	{name: "held-out-3", file: "queries-heldout3.json", optional: true, tuning: true, floor: 0.86, floor1: 0.63,
+		kindFloors: map[string]float64{"first-step": 0.84, "paraphrase": 0.65}},
 	// Held-out-4 was written blind on 2026-11-26, before the second round of
 	// work on meaning; never tuned on, its misses never printed. Its first
 	// run and its run after that work (which was not kept) gave the same:
 	// recall@5 0.805, recall@1 0.545, first-step 0.622, paraphrase 0.768.
-	{name: "held-out-4", file: "queries-heldout4.json", optional: true, floor: 0.80, floor1: 0.54,
-		kindFloors: map[string]float64{"first-step": 0.62, "paraphrase": 0.76}},
+	// After the third round: 0.818, 0.565, 0.644, 0.786. (During that round
+	// a failing floor showed its figures once to the author of the
+	// vocabulary, who then backed out a change to tasks' first steps.)
+	{name: "held-out-4", file: "queries-heldout4.json", optional: true, floor: 0.81, floor1: 0.56,
+		kindFloors: map[string]float64{"first-step": 0.64, "paraphrase": 0.78}},
 	// Held-out-5 was written blind on 2026-11-26 from the tool lists alone,
 	// before the third round of work on meaning, and never ranked while
 	// written; never tuned on, its misses never printed, judged once at the
-	// end of that work.
-	{name: "held-out-5", file: "queries-heldout5.json", optional: true},
+	// end of that work: recall@5 0.693, recall@1 0.530, first-step 0.583,
+	// paraphrase 0.539 (the ranking before that round: 0.653, 0.465, 0.567,
+	// 0.474; plain BM25 0.361, 0.267).
+	{name: "held-out-5", file: "queries-heldout5.json", optional: true, floor: 0.69, floor1: 0.52,
+		kindFloors: map[string]float64{"first-step": 0.58, "paraphrase": 0.53}},
 }
 
 // publicSets are published MCP tool-retrieval sets (testdata/search/public,
@@ -96,16 +103,17 @@ var publicSets = []struct {
 	kindFloors           map[string]float64
 }{
 	// Held-out half, 2026-11-26: recall@5 0.983, recall@1 0.799 (plain
-	// BM25 0.937, 0.766).
-	{name: "azure", tools: "public/azure-tools.json", queries: "public/azure-queries.json", tuneFloor: 0.95, floor: 0.97, floor1: 0.78},
+	// BM25 0.937, 0.766); after the third round of work on meaning, 0.983,
+	// 0.820.
+	{name: "azure", tools: "public/azure-tools.json", queries: "public/azure-queries.json", tuneFloor: 0.95, floor: 0.97, floor1: 0.81},
 	// Held-out half, 2026-11-26: recall@5 0.955, recall@1 0.773 (plain
-	// BM25 0.682, 0.500).
-	{name: "mcpproxy", tools: "public/mcpproxy-tools.json", queries: "public/mcpproxy-queries.json", tuneFloor: 0.92, floor: 0.90, floor1: 0.72},
+	// BM25 0.682, 0.500); after the third round, 0.955, 0.818.
+	{name: "mcpproxy", tools: "public/mcpproxy-tools.json", queries: "public/mcpproxy-queries.json", tuneFloor: 0.92, floor: 0.90, floor1: 0.80},
 }
 
 // phrasingFloors hold the phrasings' recall@5 (2026-11-26: the goal 0.732,
-// the first action 0.976).
-var phrasingFloors = map[string]float64{"goal": 0.70, "first action": 0.95}
+// the first action 0.976; after the third round, 0.756 and 0.976).
+var phrasingFloors = map[string]float64{"goal": 0.74, "first action": 0.95}
 
 type capturedServer struct {
 	Server       string            `json:"server"`
