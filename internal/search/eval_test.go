@@ -837,6 +837,28 @@ func tuningCases(runs evalRunSets) []tuningCase {
 	return cases
 }
 
+// rankCases ranks every case with the knobs as they are (an index per
+// corpus) and returns the rank (1..5) of each case's first expected tool, 0
+// when none is in the top 5.
+func rankCases(cases []tuningCase) []int {
+	r := make([]int, len(cases))
+	indexes := map[*rankedCorpus]*Index{}
+	for i, tc := range cases {
+		ix := indexes[tc.c]
+		if ix == nil {
+			ix = NewIndex(tc.c.docs)
+			indexes[tc.c] = ix
+		}
+		for j, h := range ix.Search(tc.q.Query, 5) {
+			if slices.Contains(tc.q.Expect, tc.c.keys[h.Doc]) {
+				r[i] = j + 1
+				break
+			}
+		}
+	}
+	return r
+}
+
 // fold is the case's fold of five, by a hash of its request.
 func (tc tuningCase) fold() int {
 	h := fnv.New32a()
@@ -871,19 +893,8 @@ func crossValidate(out *strings.Builder, runs evalRunSets) {
 	for g, k := range grid {
 		wordnetWeight, wordnetHyperWeight, firstStepWeight = k.wn, k.hyper, k.first
 		found[g] = make([]bool, len(cases))
-		indexes := map[*rankedCorpus]*Index{}
-		for i, tc := range cases {
-			ix := indexes[tc.c]
-			if ix == nil {
-				ix = NewIndex(tc.c.docs)
-				indexes[tc.c] = ix
-			}
-			for _, h := range ix.Search(tc.q.Query, 5) {
-				if slices.Contains(tc.q.Expect, tc.c.keys[h.Doc]) {
-					found[g][i] = true
-					break
-				}
-			}
+		for i, at := range rankCases(cases) {
+			found[g][i] = at > 0
 		}
 	}
 	fold := func(i int) int { return cases[i].fold() }
@@ -954,26 +965,7 @@ func tuneKnobs(out *strings.Builder, runs evalRunSets) {
 		}
 	}
 	defer restore(saved)
-	// at runs every case and returns the rank (1..5) of its first expected
-	// tool, 0 when none is in the top 5.
-	at := func() []int {
-		r := make([]int, len(cases))
-		indexes := map[*rankedCorpus]*Index{}
-		for i, tc := range cases {
-			ix := indexes[tc.c]
-			if ix == nil {
-				ix = NewIndex(tc.c.docs)
-				indexes[tc.c] = ix
-			}
-			for j, h := range ix.Search(tc.q.Query, 5) {
-				if slices.Contains(tc.q.Expect, tc.c.keys[h.Doc]) {
-					r[i] = j + 1
-					break
-				}
-			}
-		}
-		return r
-	}
+	at := func() []int { return rankCases(cases) }
 	fold := func(i int) int { return cases[i].fold() }
 	score := func(r []int, keep func(int) bool) float64 {
 		sum, n := map[string]float64{}, map[string]float64{}
