@@ -19,7 +19,7 @@
 // (a second BM25 index over each server's tool names), and when the request
 // names its toolbox or server, and with the share of its name's words the
 // request says; a request for a change puts tools that say they only read
-// (readOnlyHint) lower, and a task of several steps ("fix ...") puts them
+// (readOnlyHint, or for a tool that does not say, its name's verbs) lower, and a task of several steps ("fix ...") puts them
 // higher, as its first step is to look; a request to see something puts
 // tools that say they change things a little lower, and one that does not
 // say to delete puts tools whose names delete lower; a word the index does
