@@ -965,7 +965,6 @@ func tuneKnobs(out *strings.Builder, runs evalRunSets) {
 		}
 	}
 	defer restore(saved)
-	at := func() []int { return rankCases(cases) }
 	fold := func(i int) int { return cases[i].fold() }
 	score := func(r []int, keep func(int) bool) float64 {
 		sum, n := map[string]float64{}, map[string]float64{}
@@ -991,7 +990,7 @@ func tuneKnobs(out *strings.Builder, runs evalRunSets) {
 	steps := []float64{0, 0.5, 0.75, 1.33, 2}
 	ascend := func(keep func(int) bool) []float64 {
 		restore(saved)
-		best := score(at(), keep)
+		best := score(rankCases(cases), keep)
 		for pass := 0; pass < 2; pass++ {
 			improved := false
 			for _, k := range knobs {
@@ -1006,7 +1005,7 @@ func tuneKnobs(out *strings.Builder, runs evalRunSets) {
 					}
 					old := *k.p
 					*k.p = v
-					if s := score(at(), keep); s > best+1e-9 {
+					if s := score(rankCases(cases), keep); s > best+1e-9 {
 						best, improved = s, true
 					} else {
 						*k.p = old
@@ -1029,9 +1028,9 @@ func tuneKnobs(out *strings.Builder, runs evalRunSets) {
 		v := ascend(func(i int) bool { return fold(i) != f })
 		in := func(i int) bool { return fold(i) == f }
 		restore(v)
-		tuned := score(at(), in)
+		tuned := score(rankCases(cases), in)
 		restore(saved)
-		base := score(at(), in)
+		base := score(rankCases(cases), in)
 		cv += tuned / 5
 		kept += base / 5
 		fmt.Fprintf(out, "fold %d: tuned %.3f, index.go's %.3f\n", f, tuned, base)
