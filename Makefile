@@ -1,4 +1,4 @@
-# mcp-workbench — see README.md (users) and CLAUDE.md (contributors).
+# mcp-workbench — see README.md (users) and CONTRIBUTING.md (contributors).
 
 GO      ?= go
 BIN     := bin/mcp-workbench
@@ -135,11 +135,11 @@ $(STATICCHECK):
 
 $(GORELEASER):
 	GOBIN=$(CURDIR)/$(dir $(GORELEASER)) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
-	@$(GORELEASER) --version 2>&1 | grep -qE "GitVersion: +$(GORELEASER_VERSION:v%=%)$$" || { echo "tools: $(GORELEASER) is not GoReleaser $(GORELEASER_VERSION)" >&2; exit 1; }
+	@$(GORELEASER) --version 2>&1 | grep -qE "GitVersion: +v?$(GORELEASER_VERSION:v%=%)$$" || { echo "tools: $(GORELEASER) is not GoReleaser $(GORELEASER_VERSION)" >&2; exit 1; }
 
 $(ACTIONLINT):
 	GOBIN=$(CURDIR)/$(dir $(ACTIONLINT)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
-	@$(ACTIONLINT) -version | head -n 1 | grep -qxF "$(ACTIONLINT_VERSION:v%=%)" || { echo "tools: $(ACTIONLINT) is not actionlint $(ACTIONLINT_VERSION)" >&2; exit 1; }
+	@$(ACTIONLINT) -version | head -n 1 | grep -qxF "$(ACTIONLINT_VERSION)" || { echo "tools: $(ACTIONLINT) is not actionlint $(ACTIONLINT_VERSION)" >&2; exit 1; }
 
 ## release-deps: what the release build needs beside Go: mcpb (pinned in
 ## testdata/mcpb) and the Node that runs it
@@ -154,13 +154,16 @@ $(MCPB_DIR)/node_modules/.package-lock.json: $(MCPB_DIR)/package.json $(MCPB_DIR
 # a snapshot.
 SNAPSHOT_SKIP = sign$(if $(shell docker buildx version 2>/dev/null),,$(COMMA)docker)$(if $(shell command -v syft 2>/dev/null),,$(COMMA)sbom)
 COMMA := ,
+# A snapshot's version: the source's with its commit, as make build stamps
+# it (0.2.0-dev+0123456789ab, .dirty for uncommitted changes).
+SNAPSHOT_VERSION = $(SOURCE_VERSION)+$(or $(GIT_REV),unknown)$(GIT_DIRTY)
 
 ## dist: a snapshot of the whole release in dist/ with GoReleaser (archives,
 ## deb and rpm, Claude Desktop bundles, checksums; the image and SBOMs when
 ## docker buildx and syft are installed), versioned as make build does
 dist: $(GORELEASER) release-deps
 	@echo "dist: leaving out $(SNAPSHOT_SKIP)"
-	SOURCE_VERSION=$(SOURCE_VERSION) $(GORELEASER) release --snapshot --clean --skip=$(SNAPSHOT_SKIP)
+	SNAPSHOT_VERSION=$(SNAPSHOT_VERSION) $(GORELEASER) release --snapshot --clean --skip=$(SNAPSHOT_SKIP)
 
 ## actionlint: lint .github/workflows
 actionlint: $(ACTIONLINT)
@@ -174,8 +177,9 @@ actionlint: $(ACTIONLINT)
 release-check: $(GORELEASER) $(ACTIONLINT) release-deps
 	$(GORELEASER) check
 	$(ACTIONLINT)
-	SOURCE_VERSION=$(SOURCE_VERSION) $(GORELEASER) release --snapshot --clean --skip=sign,docker,sbom
-	bash .ci/release-check dist $(SOURCE_VERSION) $(MCPB_DIR)/node_modules/.bin/mcpb
+	v='$(SNAPSHOT_VERSION)' && \
+	SNAPSHOT_VERSION=$$v $(GORELEASER) release --snapshot --clean --skip=sign,docker,sbom && \
+	bash .ci/release-check dist $$v $(MCPB_DIR)/node_modules/.bin/mcpb
 
 ## release-notes: the section of CHANGELOG.md for RELEASE (X.Y.Z; default
 ## the source's version), into bin/release-notes.md: the release's notes
