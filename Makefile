@@ -154,9 +154,11 @@ $(MCPB_DIR)/node_modules/.package-lock.json: $(MCPB_DIR)/package.json $(MCPB_DIR
 # a snapshot.
 SNAPSHOT_SKIP = sign$(if $(shell docker buildx version 2>/dev/null),,$(COMMA)docker)$(if $(shell command -v syft 2>/dev/null),,$(COMMA)sbom)
 COMMA := ,
-# A snapshot's version: the source's with its commit, as make build stamps
-# it (0.2.0-dev+0123456789ab, .dirty for uncommitted changes).
-SNAPSHOT_VERSION = $(SOURCE_VERSION)+$(or $(GIT_REV),unknown)$(GIT_DIRTY)
+# A snapshot's version: the source's with "snapshot" and its commit
+# (0.2.0-dev+snapshot.0123456789ab, .dirty for uncommitted changes). Unlike
+# the version a build without -X main.version reports (the same without
+# "snapshot."), so that release-check sees that the release stamps it.
+SNAPSHOT_VERSION = $(SOURCE_VERSION)+snapshot.$(or $(GIT_REV),unknown)$(GIT_DIRTY)
 
 ## dist: a snapshot of the whole release in dist/ with GoReleaser (archives,
 ## deb and rpm, Claude Desktop bundles, checksums; the image and SBOMs when
