@@ -15,6 +15,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
 const importUsage = `Usage: mcp-workbench import PATH [--out FILE] [--force] [--toolbox NAME]
@@ -130,35 +131,39 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeNew writes the configuration to opts.out. Without --force the file
-// is created exclusively, so that an existing file is never replaced, not
-// even by a race. The host configuration itself is never overwritten, even
-// with --force: it still lists the servers the user has.
+// writeNew writes the configuration to opts.out, making its folder (0700)
+// if need be, so that "--out ~/.config/mcp-workbench/config.json" works on
+// a fresh home. The file is written whole or not at all (a temporary file
+// renamed, or linked into place), 0600 since it holds the servers' env and
+// headers. Without --force an existing file is never replaced, not even by
+// a race: the link fails if the name is taken. The host configuration
+// itself is never overwritten, even with --force: it still lists the
+// servers the user has.
 func writeNew(opts importOptions, data []byte) error {
 	if srcInfo, err := os.Stat(opts.src); err == nil {
 		if outInfo, err := os.Stat(opts.out); err == nil && os.SameFile(srcInfo, outInfo) {
 			return fmt.Errorf("%s is the host configuration being imported: give another --out", opts.out)
 		}
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	exists := fmt.Errorf("%s already exists: give --force to overwrite it, or --out FILE to write another file", opts.out)
+	if _, err := os.Lstat(opts.out); err == nil && !opts.force {
+		return exists
+	}
+	dir := filepath.Dir(opts.out)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot make the folder of the workbench configuration: %w", err)
+	}
 	if opts.force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(opts.out, flags, 0o600) // it holds the servers' env and headers
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s already exists: give --force to overwrite it, or --out FILE to write another file", opts.out)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the workbench configuration: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if !opts.force {
-			_ = os.Remove(opts.out) // ours alone: it was created above
+		if err := userfile.WriteAtomic(opts.out, ".workbench-config-*.tmp", data); err != nil {
+			return fmt.Errorf("cannot write the workbench configuration %s: %w", opts.out, err)
 		}
+		return nil
+	}
+	err := userfile.WriteNew(opts.out, ".workbench-config-*.tmp", data)
+	if errors.Is(err, fs.ErrExist) {
+		return exists
+	}
+	if err != nil {
 		return fmt.Errorf("cannot write the workbench configuration %s: %w", opts.out, err)
 	}
 	return nil
@@ -216,9 +221,15 @@ Next:
 	// Claude Code defers MCP tools behind its tool search; the workbench's
 	// two tools are what the model starts from, so they are always loaded.
 	entry := fmt.Sprintf(`{"type":"stdio","command":%s,"args":["--config",%s],"alwaysLoad":true}`, frame.Quote(exe), frame.Quote(outAbs))
-	fmt.Fprintf(stdout, ", for every project:\n       claude mcp add-json --scope user workbench %s\n"+
+	// A project's .mcp.json holds the servers of that project: the
+	// workbench takes their place there, not in every project.
+	scope, where := "user", ", for every project:"
+	if strings.HasSuffix(filepath.Base(opts.src), ".mcp.json") {
+		scope, where = "project", ", in the project's .mcp.json (run it in "+config.ShellQuote(filepath.Dir(srcAbs))+"):"
+	}
+	fmt.Fprintf(stdout, "%s\n       claude mcp add-json --scope %s workbench %s\n"+
 		"     (\"alwaysLoad\": true keeps its two tools loaded rather than deferred behind Claude Code's tool search)\n",
-		config.ShellQuote(entry))
+		where, scope, config.ShellQuote(entry))
 	fmt.Fprintf(stdout, "  3. To have Claude Code's own permission prompt name the tool behind each use_tool call,\n"+
 		"     by the \"permissions\" rules of %s, add its hook to ~/.claude/settings.json:\n\n%s\n",
 		outAbs, hookSettings(exe, outAbs))
