@@ -387,7 +387,7 @@ func TestImportErrors(t *testing.T) {
 
 func TestImportHelp(t *testing.T) {
 	code, stdout, _ := runImportCmd(t, "--help")
-	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import PATH") {
+	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import [PATH]") {
 		t.Errorf("exit status %d, stdout %q", code, stdout)
 	}
 }

@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -13,8 +14,8 @@ import (
 // read as if the user had typed it.
 type Entry []Field
 
-// Field is one key of an [Entry]. Value is a string, a []string, a bool or
-// an Entry.
+// Field is one key of an [Entry]. Value is a string, a []string, a bool,
+// an int64, a json.RawMessage (copied as it is) or an Entry.
 type Field struct {
 	Key   string
 	Value any
@@ -56,6 +57,13 @@ func writeCompact(b *strings.Builder, v any) {
 			writeCompact(b, f.Value)
 		}
 		b.WriteByte('}')
+	case json.RawMessage:
+		var out bytes.Buffer
+		if json.Compact(&out, v) == nil {
+			b.Write(out.Bytes())
+		} else {
+			b.Write(v)
+		}
 	default:
 		writeJSON(b, v, "", "")
 	}
@@ -65,8 +73,15 @@ func writeJSON(b *strings.Builder, v any, indent, unit string) {
 	switch v := v.(type) {
 	case string:
 		b.WriteString(frame.Quote(v))
-	case bool:
+	case bool, int64:
 		fmt.Fprint(b, v)
+	case json.RawMessage:
+		var out bytes.Buffer
+		if json.Indent(&out, v, indent, unit) == nil {
+			b.Write(out.Bytes())
+		} else {
+			b.Write(v)
+		}
 	case []string:
 		b.WriteByte('[')
 		for i, s := range v {
