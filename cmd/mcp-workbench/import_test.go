@@ -217,7 +217,13 @@ func TestImportHostConfigs(t *testing.T) {
 					t.Fatal(err)
 				}
 				wants := append([]string{"TODO", "Remove the imported servers"}, tc.places...)
-				claudeCmd := `claude mcp add-json --scope user workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
+				// A project's .mcp.json gets the workbench in that project,
+				// ~/.claude.json in every project.
+				scope := "user"
+				if strings.HasSuffix(tc.fixture, ".mcp.json") {
+					scope = "project"
+				}
+				claudeCmd := `claude mcp add-json --scope ` + scope + ` workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
 				entry := []string{`"args": ["--config", "` + abs + `"]`, `"command": "` + exe + `"`}
 				if tc.claudeCode {
 					wants = append(wants, claudeCmd, `"matcher": "mcp__workbench__use_tool"`, `"command": "`+exe+` hook claude-code --config `+abs+`"`)
@@ -381,7 +387,7 @@ func TestImportErrors(t *testing.T) {
 
 func TestImportHelp(t *testing.T) {
 	code, stdout, _ := runImportCmd(t, "--help")
-	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import PATH") {
+	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import [PATH]") {
 		t.Errorf("exit status %d, stdout %q", code, stdout)
 	}
 }
@@ -489,5 +495,51 @@ func TestImportWarnsOfADisabledToolbox(t *testing.T) {
 	code, _, stderr = runImportCmd(t, src, "--out", out, "--force", "--toolbox", "all")
 	if code != 0 || strings.Contains(stderr, "disabled") {
 		t.Errorf("import --toolbox all (%d):\n%s", code, stderr)
+	}
+}
+
+// TestImportMakesTheOutFolder checks the README's own command on a fresh
+// home: --out in a folder that does not exist yet makes the folder
+// (0700) and writes the file 0600, with no temporary file left beside it.
+func TestImportMakesTheOutFolder(t *testing.T) {
+	home := t.TempDir()
+	out := filepath.Join(home, ".config", "mcp-workbench", "config.json")
+	code, _, stderr := runImportCmd(t, importFixture("cursor-mcp.json"), "--out", out)
+	if code != 0 {
+		t.Fatalf("exit status %d\nstderr: %s", code, stderr)
+	}
+	if _, err := config.LoadWith(out, anyVarSet); err != nil {
+		t.Errorf("the written file does not load: %v", err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("the folder holds %v, want config.json alone", entries)
+	}
+	if runtime.GOOS == "windows" {
+		return // modes are not unix permissions there
+	}
+	for path, want := range map[string]os.FileMode{
+		out:                            0o600,
+		filepath.Dir(out):              0o700,
+		filepath.Join(home, ".config"): 0o700,
+	} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", path, got, want)
+		}
+	}
+	// A second import without --force leaves the file as it is.
+	before, _ := os.ReadFile(out)
+	if code, _, stderr := runImportCmd(t, importFixture("claude_desktop_config.json"), "--out", out); code == 0 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("second import: exit %d, stderr %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+		t.Error("a refused import changed the file")
 	}
 }
