@@ -93,7 +93,7 @@ func setUpCodex(t *testing.T, h *hostHome, api *modelAPI, hook bool) (codex stri
 		t.Fatal(err)
 	}
 	// The model provider is the test's own; the workbench's entry and hook
-	// are what the workbench writes for a user.
+	// are what mcp-workbench install codex writes.
 	provider := `# The scripted model API of the test.
 model = "scripted"
 model_provider = "scripted"
@@ -107,28 +107,23 @@ env_key = "SCRIPTED_API_KEY"
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(provider), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	entry := "\n[mcp_servers.workbench]\ncommand = " + tomlString(h.bin) + "\nargs = [\"--config\", " + tomlString(h.config) + "]\n"
-	if hook {
-		entry += "\n[[hooks.PreToolUse]]\nmatcher = \"^mcp__workbench__use_tool$\"\n\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = " +
-			tomlString(h.bin+" hook codex --config "+h.config) + "\ntimeout = 60\n"
-	}
-	f, err := os.OpenFile(filepath.Join(codexHome, "config.toml"), os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(entry); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
 	env = h.env("CODEX_HOME="+codexHome, "SCRIPTED_API_KEY=scripted")
+	h.install(t, env, "codex")
+	if !hook {
+		// The hook is install's too; this run goes without it.
+		data, err := os.ReadFile(filepath.Join(codexHome, "config.toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _, ok := strings.Cut(string(data), "# The workbench's permission rules")
+		if !ok {
+			t.Fatalf("install wrote no hook:\n%s", data)
+		}
+		if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return codex, env
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 // codexExec runs one Codex turn with prompt. Codex asks for its MCP

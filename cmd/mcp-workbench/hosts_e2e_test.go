@@ -48,23 +48,30 @@ func hostBin(t *testing.T, name string) string {
 	return p
 }
 
-// buildWorkbench builds the real mcp-workbench program into dir, as a user
-// installs it: the hosts start it, and run its hook, by its path.
-func buildWorkbench(t *testing.T, dir string) string {
-	t.Helper()
+// workbenchBin is the real mcp-workbench program, as a user installs it:
+// the hosts start it, and run its hook, by its path. make hosts-e2e gives
+// the one it built (WB_HOSTS_WORKBENCH); else it is built once, into bin/.
+var workbenchBin = sync.OnceValues(func() (string, error) {
+	if p := os.Getenv("WB_HOSTS_WORKBENCH"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("WB_HOSTS_WORKBENCH: %v", err)
+		}
+		return p, nil
+	}
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {
 		goBin = "go"
 	}
-	out := filepath.Join(dir, "mcp-workbench")
-	start := time.Now()
-	cmd := exec.Command(goBin, "build", "-o", out, ".")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
-	t.Logf("built the workbench in %v", time.Since(start).Round(time.Second))
-	return out
-}
+	out := filepath.Join(wd, "..", "..", "bin", "hosts-e2e", "mcp-workbench")
+	if b, err := exec.Command(goBin, "build", "-o", out, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, b)
+	}
+	return out, nil
+})
 
 // hostHome is a temporary user for one host run: HOME, the XDG folders,
 // the workbench program and its configuration (a "knowledge" toolbox with
@@ -77,12 +84,16 @@ func newHostHome(t *testing.T, permissions map[string]any) *hostHome {
 	t.Helper()
 	root := t.TempDir()
 	h := &hostHome{root: root, home: filepath.Join(root, "home"), memoryFile: filepath.Join(root, "memory.jsonl")}
-	for _, d := range []string{h.home, filepath.Join(root, "bin"), filepath.Join(root, "work")} {
+	for _, d := range []string{h.home, filepath.Join(root, "work")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h.bin = buildWorkbench(t, filepath.Join(root, "bin"))
+	bin, err := workbenchBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.bin = bin
 	cfg := map[string]any{"toolboxes": map[string]any{
 		"knowledge": map[string]any{
 			"description": "A knowledge graph of people, projects and what is known about them",
@@ -104,6 +115,19 @@ func newHostHome(t *testing.T, permissions map[string]any) *hostHome {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// install runs mcp-workbench install host for the temporary user (env),
+// with the run's configuration: how the test configures each host.
+func (h *hostHome) install(t *testing.T, env []string, host string) {
+	t.Helper()
+	cmd := exec.Command(h.bin, "install", host, "--config", h.config)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mcp-workbench install %s: %v\n%s", host, err, out)
+	}
+	t.Logf("mcp-workbench install %s:\n%s", host, out)
 }
 
 // env is the host's whole environment: nothing of the test's own user
