@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,16 +57,12 @@ var workbenchBin = sync.OnceValues(func() (string, error) {
 		}
 		return p, nil
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	out := filepath.Join(wd, "..", "..", "bin", "hosts-e2e", "mcp-workbench")
-	if b, err := exec.Command(goBin, "build", "-o", out, ".").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", out, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, b)
 	}
 	return out, nil
@@ -270,6 +265,13 @@ func (m *modelAPI) request(t *testing.T, n int) map[string]any {
 		t.Fatalf("the host made %d model requests; want at least %d", len(m.requests), n+1)
 	}
 	return m.requests[n]
+}
+
+// requestPaths returns the URL paths of the host's requests, in order.
+func (m *modelAPI) requestPaths() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.paths...)
 }
 
 // count returns how many requests the host made.

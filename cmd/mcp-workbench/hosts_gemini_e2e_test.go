@@ -127,7 +127,7 @@ func TestHostsGeminiSearchAndUseTool(t *testing.T) {
 	if !strings.Contains(stdout, "Ada Lovelace is in the knowledge graph.") {
 		t.Errorf("Gemini CLI did not print the model's answer: %s\nstderr:\n%s", clipLog(stdout), clipLog(stderr))
 	}
-	for i, p := range api.paths {
+	for i, p := range api.requestPaths() {
 		if !strings.HasSuffix(p, "/models/"+geminiModel+":streamGenerateContent") {
 			t.Errorf("model request %d went to %s", i+1, p)
 		}
