@@ -44,3 +44,28 @@ func TestHelpStartsWithWhatEveryUserHas(t *testing.T) {
 		t.Errorf("help's \"Start with:\" does not show import, check and a call with placeholders:\n%s", start)
 	}
 }
+
+// help check names every report check prints, so that a user who sees a
+// permissions or pins line knows what it is (TestCheckPrintsPermissions
+// and the pins tests check the reports themselves).
+func TestCheckHelpNamesItsReports(t *testing.T) {
+	code, stdout, _ := runCmd(t, "", "help", "check")
+	if code != 0 {
+		t.Fatalf("help check: exit %d", code)
+	}
+	text := strings.Join(strings.Fields(stdout), " ") // lines rewrapped freely
+	for _, want := range []string{
+		"permission rules",     // the permissions report
+		"allow, ask or deny",   // each tool's decision
+		"match no tool",        // the unmatched rules' warnings
+		"pinned, changed, new", // the pins line
+		"mcp-workbench tools diff",
+		"login",     // a server that needs one
+		"two tools", // what a host sees before an open
+		"catalog",   // check refreshes it
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("help check does not mention %q:\n%s", want, stdout)
+		}
+	}
+}
