@@ -206,9 +206,14 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	return nil
 }
 
+// installNoteAfter is how long a package runner's install goes on before
+// check says so: a package that is installed already takes the runner a
+// moment to find, which is not worth a line (nor a "for 0s").
+var installNoteAfter = 5 * time.Second
+
 // watchInstall says on w when s's start is a package runner's install
-// (again, every half minute that it goes on), and when it has installed,
-// until the returned stop.
+// that has taken installNoteAfter or more (again, every half minute that
+// it goes on), and when it has installed, until the returned stop.
 func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
@@ -224,8 +229,8 @@ func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func
 			case now := <-tick.C:
 				st := s.State().Status
 				switch {
-				case st == downstream.StatusInstalling && (said.IsZero() || now.Sub(said) >= 30*time.Second):
-					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Round(time.Second))
+				case st == downstream.StatusInstalling && now.Sub(start) >= installNoteAfter && (said.IsZero() || now.Sub(said) >= 30*time.Second):
+					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Truncate(time.Second))
 					said = now
 				case st == downstream.StatusStarting && !said.IsZero():
 					fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))
