@@ -92,3 +92,64 @@ func TestPermissionsTypeScriptHostWithoutForms(t *testing.T) {
 		t.Errorf("the server got %d calls", n)
 	}
 }
+
+// TestPermissionsToolNamesWithSlashes: tool names may contain "/", and a
+// glob's * matches it as any other character: a server's "*": "deny"
+// denies "admin/drop_db", a toolbox's "raw/*" every tool of raw, slashes
+// and all, and toolFilters select such a tool by a glob.
+func TestPermissionsToolNamesWithSlashes(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	writeJSONFile(t, tools, map[string]any{"tools": []any{
+		map[string]any{"name": "admin/drop_db", "description": "Drops the database.", "inputSchema": map[string]any{"type": "object"}},
+		map[string]any{"name": "x/y/z", "description": "Does z.", "inputSchema": map[string]any{"type": "object"}},
+	}})
+	state := map[string]string{"deny": t.TempDir(), "raw": t.TempDir(), "picked": t.TempDir()}
+	server := func(name string, extra map[string]any) map[string]any {
+		e := fakeServerEntry(name, fakeserver.EnvToolsFile, tools, fakeserver.EnvStateDir, state[name])
+		for k, v := range extra {
+			e[k] = v
+		}
+		return e
+	}
+	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{"data": map[string]any{
+		"description": "Data",
+		"permissions": map[string]any{"tools": map[string]any{"raw/*": "deny"}},
+		"mcpServers": map[string]any{
+			"deny":   server("deny", map[string]any{"permissions": map[string]any{"tools": map[string]any{"*": "deny"}}}),
+			"raw":    server("raw", nil),
+			"picked": server("picked", map[string]any{"toolFilters": []string{"admin*"}}),
+		},
+	}}})
+	cs, _ := runInProcess(t, "--config", cfg)
+	for _, tt := range []struct {
+		server, tool string
+		refused      string
+	}{
+		{"deny", "admin/drop_db", `the rule "*" at toolboxes.data.mcpServers.deny.permissions.tools`},
+		{"deny", "x/y/z", `the rule "*"`},
+		{"raw", "admin/drop_db", `the rule "raw/*" at toolboxes.data.permissions.tools`},
+		{"raw", "x/y/z", `the rule "raw/*"`},
+		{"picked", "admin/drop_db", ""},
+		{"picked", "x/y/z", "toolFilters exclude it"},
+	} {
+		text, isErr := callTool(t, cs, "use_tool", use("data", tt.server, tt.tool, map[string]any{}))
+		if tt.refused == "" {
+			if isErr {
+				t.Errorf("%s/%s: %s", tt.server, tt.tool, text)
+			}
+			continue
+		}
+		if !isErr || !strings.Contains(text, tt.refused) {
+			t.Errorf("%s/%s: %s (error %v); want a refusal naming %s", tt.server, tt.tool, text, isErr, tt.refused)
+		}
+	}
+	for _, name := range []string{"deny", "raw"} {
+		if lines := fakeserver.ReadLines(state[name], fakeserver.CallsFile); len(lines) != 0 {
+			t.Errorf("server %s was called: %v", name, lines)
+		}
+	}
+}
