@@ -57,6 +57,19 @@ func (w *Workbench) NewHTTPHost(user string) *HTTPHost {
 	return h
 }
 
+// inputResponsesKey keys a use_tool retry's inputResponses, as the host
+// wrote them, in its request's context.
+type inputResponsesKey struct{}
+
+// WithInputResponses returns ctx carrying the inputResponses of the
+// use_tool retry it serves, as the host wrote them. The SDK decodes them
+// into its own types, which drop what they leave empty or out (an
+// accept's "content": {}, a sampling answer without "model"); given
+// these, the workbench judges the answers as written, as over stdio.
+func WithInputResponses(ctx context.Context, raw json.RawMessage) context.Context {
+	return context.WithValue(ctx, inputResponsesKey{}, raw)
+}
+
 // handleUse serves a use_tool call of the SDK's session.
 func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, p := h.hc, req.Params
@@ -89,7 +102,11 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	var responses json.RawMessage
 	if len(p.InputResponses) > 0 {
-		responses, _ = json.Marshal(p.InputResponses)
+		if raw, ok := ctx.Value(inputResponsesKey{}).(json.RawMessage); ok {
+			responses = raw
+		} else {
+			responses, _ = json.Marshal(p.InputResponses)
+		}
 	}
 	var ask downstream.AskFunc
 	if !held {
