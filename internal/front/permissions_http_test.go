@@ -91,3 +91,26 @@ func TestHTTPPermissionAcceptWithEmptyContent(t *testing.T) {
 		t.Errorf("the accepted call: %s (error %v); want the echo", text, isErr)
 	}
 }
+
+// TestHTTPSamplingAnswerWithoutModel: MCP's CreateMessageResult requires
+// "model"; a 2026-07-28 host's sampling answer without one is refused as
+// not valid, naming the field, as over stdio, and never reaches the
+// server as "model": "". With one, it does.
+func TestHTTPSamplingAnswerWithoutModel(t *testing.T) {
+	e := serveHTTPFor(t, oneToolbox, HTTPOptions{})
+	h := newRaw2026(t, e.url, "host-a", `{"sampling":{}}`)
+	args := `{"what":"sample"}`
+	state, method := heldState(t, h.use("a", "ask", args, "", ""))
+	if method != "sampling/createMessage" {
+		t.Fatalf("asked %s, want sampling", method)
+	}
+	text, isErr := resultText(h.use("a", "ask", args, state, `{"r1":{"role":"assistant","content":{"type":"text","text":"hi"}}}`))
+	if !isErr || !strings.Contains(text, `the answer under 'r1' to sampling/createMessage is not valid: it has no "model"`) {
+		t.Errorf("an answer without model: %s (error %v); want it refused, naming \"model\"", text, isErr)
+	}
+	// The held call still waits for a good answer, under the same state.
+	text, isErr = resultText(h.use("a", "ask", args, state, `{"r1":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m-1"}}`))
+	if isErr || !strings.Contains(text, `"model":"m-1"`) {
+		t.Errorf("an answer with model: %s (error %v)", text, isErr)
+	}
+}
