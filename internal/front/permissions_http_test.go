@@ -114,3 +114,33 @@ func TestHTTPSamplingAnswerWithoutModel(t *testing.T) {
 		t.Errorf("an answer with model: %s (error %v)", text, isErr)
 	}
 }
+
+// TestHTTPSessionGrantStaysWithItsClient: the 2026-07-28 requests of one
+// user share a workbench, but "allow for the rest of the session" is
+// kept for the client that accepted it: host A allows the tool for its
+// session and is not asked again; host B (another client, the same user,
+// no elicitation) is asked, and, unable to answer, refused; a host whose
+// requests name no client keeps no grant.
+func TestHTTPSessionGrantStaysWithItsClient(t *testing.T) {
+	e := serveHTTPFor(t, askEcho, HTTPOptions{})
+	a := newRaw2026(t, e.url, "host-a", `{"elicitation":{"form":{}}}`)
+	args := `{"message":"hello"}`
+	state, _ := heldState(t, a.use("a", "echo", args, "", ""))
+	if text, isErr := resultText(a.use("a", "echo", args, state, `{"r1":{"action":"accept","content":{"allowForSession":true}}}`)); isErr {
+		t.Fatalf("host A's accepted call: %s", text)
+	}
+	if text, isErr := resultText(a.use("a", "echo", args, "", "")); isErr || !strings.Contains(text, "hello") {
+		t.Fatalf("host A, allowed for its session: %s (error %v); want the echo, unasked", text, isErr)
+	}
+	b := newRaw2026(t, e.url, "host-b", `{}`)
+	if text, isErr := resultText(b.use("a", "echo", args, "", "")); !isErr || !strings.Contains(text, "the host cannot ask") {
+		t.Errorf("host B: %s (error %v); want it asked, and refused: it cannot answer", text, isErr)
+	}
+	// A host that names no client: its grant is for the call alone.
+	anon := &raw2026{t: t, url: e.url, meta: `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}`}
+	state, _ = heldState(t, anon.use("a", "echo", args, "", ""))
+	if text, isErr := resultText(anon.use("a", "echo", args, state, `{"r1":{"action":"accept","content":{"allowForSession":true}}}`)); isErr {
+		t.Fatalf("the unnamed host's accepted call: %s", text)
+	}
+	heldState(t, anon.use("a", "echo", args, "", "")) // asked again
+}

@@ -27,6 +27,9 @@ import (
 type HTTPHost struct {
 	hc     *hostConn
 	server *mcp.Server
+	// perClient says the host is a user's 2026-07-28 requests: each
+	// client among them is a host session of its own (grantScope).
+	perClient bool
 	// OnCall, if set, is told each use_tool call's end: its toolbox and
 	// server (as the call named them), its outcome (ok, tool_error,
 	// input_required, error, cancelled) and how long it took.
@@ -48,7 +51,7 @@ func (w *Workbench) NewHTTPHost(user string) *HTTPHost {
 		id = "u" + base64.RawURLEncoding.EncodeToString(sum[:12])
 	}
 	hc := &hostConn{w: w, log: w.log, closed: make(chan struct{}), calls: map[string]*hostCall{}, id: id}
-	h := &HTTPHost{hc: hc}
+	h := &HTTPHost{hc: hc, perClient: user != ""}
 	h.server = w.newMCPServer(func(_ context.Context, req *mcp.InitializedRequest) {
 		hc.ss.Store(req.Session)
 		hc.initialized.Store(true)
@@ -122,7 +125,11 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	done := make(chan json.RawMessage, 1)
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
+	scope := ""
+	if h.perClient {
+		scope = grantScope(p.Meta)
+	}
+	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, scope, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:
