@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // permissionConfig writes a configuration of one fake server offering
@@ -151,5 +154,57 @@ func TestPermissionsToolNamesWithSlashes(t *testing.T) {
 		if lines := fakeserver.ReadLines(state[name], fakeserver.CallsFile); len(lines) != 0 {
 			t.Errorf("server %s was called: %v", name, lines)
 		}
+	}
+}
+
+// TestHookApprovalOncePerUser: the approval the Claude Code hook adds to
+// an asked call counts once for the user, whichever workbench process it
+// reaches: used in workbench A, it is ignored by workbench B (running at
+// the same time, or started after A ended), which asks as usual (and, its
+// host having no forms, refuses); the server is called once.
+func TestHookApprovalOncePerUser(t *testing.T) {
+	cfg, state := permissionConfig(t)
+	hookIn, _ := json.Marshal(map[string]any{
+		"hook_event_name": "PreToolUse", "tool_name": "mcp__workbench__use_tool",
+		"tool_input": use("data", "db", "delete_item", map[string]any{"id": 7}),
+	})
+	code, stdout, stderr := runCmd(t, string(hookIn), "hook", "claude-code", "--config", cfg)
+	var out hookOutput
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || out.HookSpecificOutput.PermissionDecision != "ask" || len(out.HookSpecificOutput.UpdatedInput) == 0 {
+		t.Fatalf("the hook: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var approved map[string]any
+	if err := json.Unmarshal(out.HookSpecificOutput.UpdatedInput, &approved); err != nil {
+		t.Fatal(err)
+	}
+	// A workbench process of its own, with a host that has no forms.
+	workbench := func() *mcp.ClientSession {
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "--config", cfg)
+		cmd.Env = append(os.Environ(), envMain+"=1")
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	a, b := workbench(), workbench()
+	if text, isErr := callTool(t, a, "use_tool", approved); isErr {
+		t.Fatalf("workbench A, the approved call: %s", text)
+	}
+	for name, cs := range map[string]*mcp.ClientSession{"A again": a, "B, beside A": b} {
+		if text, isErr := callTool(t, cs, "use_tool", approved); !isErr || !strings.Contains(text, "the host cannot ask") {
+			t.Errorf("workbench %s, the approval used already: %s (error %v); want it asked about, and refused", name, text, isErr)
+		}
+	}
+	a.Close()
+	b.Close()
+	c := workbench()
+	defer c.Close()
+	if text, isErr := callTool(t, c, "use_tool", approved); !isErr || !strings.Contains(text, "the host cannot ask") {
+		t.Errorf("workbench C, after A ended: %s (error %v); want it asked about, and refused", text, isErr)
+	}
+	if n := countCalls(state, "delete_item"); n != 1 {
+		t.Errorf("the server got %d calls of delete_item, want 1", n)
 	}
 }

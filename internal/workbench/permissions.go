@@ -188,7 +188,8 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 }
 
 // approvals checks the approvals of the host's own prompt (the Claude
-// Code hook), each good once in the process, whichever session it comes to.
+// Code hook), each good once for the user: whichever session or process
+// of theirs it comes to (the record beside the key).
 var approvals = permissions.NewApprovals("")
 
 // approvedByHook reports whether the call's use_tool input carries an
