@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -206,5 +207,28 @@ func TestHookApprovalOncePerUser(t *testing.T) {
 	}
 	if n := countCalls(state, "delete_item"); n != 1 {
 		t.Errorf("the server got %d calls of delete_item, want 1", n)
+	}
+}
+
+// TestPermissionsAnswerNotFittingTheForm: a 2025 host's accept whose
+// content does not fit the permission form — a field of the wrong type,
+// or one the form does not have — refuses the call saying so, not that
+// the host cannot ask.
+func TestPermissionsAnswerNotFittingTheForm(t *testing.T) {
+	cfg, state := permissionConfig(t)
+	for _, content := range []map[string]any{{"allowForSession": "yes please"}, {"remember": true}} {
+		cs, _ := runInProcessAt(t, "2025-11-25", &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+			},
+		}, "--config", cfg)
+		text, isErr := callTool(t, cs, "use_tool", use("data", "db", "delete_item", map[string]any{"id": 1}))
+		if !isErr || !strings.Contains(text, "does not match its form") || strings.Contains(text, "cannot ask") {
+			t.Errorf("%v: %s (error %v); want a refusal saying the answer does not fit the form", content, text, isErr)
+		}
+	}
+	if n := countCalls(state, "delete_item"); n != 0 {
+		t.Errorf("the server got %d calls", n)
 	}
 }

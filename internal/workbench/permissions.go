@@ -276,10 +276,18 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		return cannot(err.Error())
 	}
 	w.logDecision(ref, "ask", permissions.Ask, "rule", v.By)
+	notFit := func(what string) json.RawMessage {
+		w.logDecision(ref, "answer", permissions.Deny, "host", "the answer does not match the form")
+		return ref.refused(fmt.Sprintf("the host's answer to the permission question does not match its form (%s; the form has only %q, true or false); the call is refused. Call again to be asked again.", what, sessionKey))
+	}
 	raw, err := ask(ctx, downstream.MethodElicit, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ref.failed(ctx.Err())
+		}
+		if isContentMismatch(err) {
+			// The SDK checked a 2025 host's accept against the form.
+			return notFit("its content does not have the types the form gives")
 		}
 		return cannot(err.Error())
 	}
@@ -296,9 +304,11 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		session := false
 		for k, val := range ans.Content {
 			var b bool
-			if k != sessionKey || json.Unmarshal(val, &b) != nil {
-				w.logDecision(ref, "answer", permissions.Deny, "host", "the answer does not match the form")
-				return ref.refused(fmt.Sprintf("the host's answer to the permission question does not match its form (it has %q; the form has only %q, true or false); the call is refused. Call again to be asked again.", k, sessionKey))
+			if k != sessionKey {
+				return notFit(fmt.Sprintf("it has %q", k))
+			}
+			if json.Unmarshal(val, &b) != nil {
+				return notFit(fmt.Sprintf("its %q is not true or false", k))
 			}
 			session = b
 		}
@@ -320,6 +330,13 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 	}
 	w.logDecision(ref, "answer", permissions.Deny, "host", "an unknown action")
 	return ref.refused(fmt.Sprintf("the host answered the permission question with the action %q, which is none of accept, decline and cancel; the call is refused.", ans.Action))
+}
+
+// isContentMismatch reports whether err is the SDK's refusal of a 2025
+// host's elicitation answer whose content does not fit the form's schema
+// (ServerSession.Elicit validates an accept; its error is not typed).
+func isContentMismatch(err error) bool {
+	return strings.Contains(err.Error(), "does not match requested schema")
 }
 
 // permissionForm is the elicitation that asks the user about a call.
