@@ -109,7 +109,7 @@ func testHookGoldens(t *testing.T, host, dir string) {
 				}
 				stdout = strings.ReplaceAll(stdout, token, "APPROVAL")
 			}
-			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, stdout, strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
+			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, strings.ReplaceAll(stdout, cfgPath, "CONFIG"), strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
 			file := filepath.Join(dir, name+".golden")
 			if *update {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
