@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 )
 
 // importHostCases are each host's realistic file and the host import must
@@ -60,7 +63,8 @@ func TestImportEachHost(t *testing.T) {
 				b.WriteString("== warnings ==\n" + stderr + "== " + tc.fixture + " → workbench-config.json ==\n")
 				b.Write(written)
 				b.WriteString("== next steps ==\n" + stdout)
-				got := strings.NewReplacer(exe, "/usr/bin/mcp-workbench", out, "/home/me/wb.json", home, "/home/me").Replace(b.String())
+				src, _ := filepath.Abs(importFixture(tc.fixture))
+				got := strings.NewReplacer(exe, "/usr/bin/mcp-workbench", out, "/home/me/wb.json", src, "/home/me/"+tc.fixture, home, "/home/me").Replace(b.String())
 				importGolden(t, tc.fixture+".txt", []byte(got))
 			})
 		}
@@ -84,5 +88,55 @@ func importGolden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from its golden file (-update rewrites it):\n%s", name, got)
+	}
+}
+
+// TestImportDraftsFromTheCatalog checks that a server the workbench has
+// already run gets a draft description naming its tools, from the tool
+// catalog, and one it has not run a draft naming its package.
+func TestImportDraftsFromTheCatalog(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("LOCALAPPDATA", cache)
+	host := filepath.Join(t.TempDir(), "mcp.json")
+	memory := `{"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}`
+	if err := os.WriteFile(host, []byte(`{"mcpServers": {"memory": `+memory+`, "fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(`{"toolboxes": {"memory": {"description": "x", "mcpServers": {"memory": `+memory+`}}}}`), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := catalog.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name": "create_entities", "description": "Create multiple new entities in the knowledge graph. Each has a name.", "inputSchema": {"type": "object"}}`),
+		json.RawMessage(`{"name": "read_graph", "description": "Read the entire knowledge graph", "inputSchema": {"type": "object"}}`),
+	}
+	if err := cat.Put(catalog.Key(cfg.Toolboxes[0].Servers[0], downstream.ProtocolVersion), tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "wb.json")
+	if code, _, stderr := runImportCmd(t, host, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	written, err := config.LoadUnsetAsWarnings(out, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"memory": "Draft: tools create_entities (Create multiple new entities in the knowledge graph), read_graph (Read the entire knowledge graph)",
+		"fetch":  "Draft: the tools of the Python package mcp-server-fetch",
+	}
+	for _, tb := range written.Toolboxes {
+		if tb.Description != want[tb.Name] {
+			t.Errorf("toolbox %s: description %q, want %q", tb.Name, tb.Description, want[tb.Name])
+		}
 	}
 }

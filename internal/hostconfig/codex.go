@@ -90,7 +90,7 @@ func (r *reader) codexServer(name string, t map[string]any, order []string) {
 				passed = append(passed, n)
 			}
 			if len(passed) > 0 {
-				r.warn(name, k, "Codex passed %s through from its own environment; the workbench passes its own whole environment to a server it starts, and now names each in \"env\" as ${VAR}: set it where the workbench runs", strings.Join(passed, ", "))
+				r.warn(name, k, "Codex passed %s through from its own environment; the workbench takes each from its own (${VAR} in \"env\"): set it where the host starts the workbench", strings.Join(passed, ", "))
 			}
 		case "enabled":
 			if b, ok := v.(bool); ok && !b {
