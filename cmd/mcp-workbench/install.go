@@ -55,8 +55,8 @@ type installOptions struct {
 	// removeMoved: also take out of the host's file the servers the
 	// configuration's toolboxes now hold.
 	removeMoved bool
-	exe   string // the workbench binary the entry starts
-	cfg   string // the absolute configuration path the entry gives
+	exe         string // the workbench binary the entry starts
+	cfg         string // the absolute configuration path the entry gives
 }
 
 // installSteps are what install does for a host after its entry is in
