@@ -43,6 +43,9 @@ Flags:
                   in the configuration's toolboxes (by name): removed from a
                   JSON file, commented out in Codex's config.toml; only
                   when asked, in the same write, after the same backup
+  --log-level LEVEL
+                  accepted as every command takes it; install prints what it
+                  did on stdout and its errors on stderr
 `
 
 // installOptions is the parsed command line of mcp-workbench install.
