@@ -35,6 +35,14 @@ func TestImportEachHost(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("CODEX_HOME", "")
 	t.Setenv("COPILOT_HOME", "")
+	// The goldens hold the warnings for the fixtures' variables that are
+	// not set: none of them is, whatever the machine's environment.
+	for _, name := range []string{"GITHUB_PERSONAL_ACCESS_TOKEN", "LINEAR_API_KEY", "LINEAR_ORG", "PERPLEXITY_KEY",
+		"DB_CONNECTION_STRING", "EXTERNAL_API_KEY", "API_TOKEN", "SSE_KEY", "CONTEXT7_KEY", "SENTRY_TOKEN",
+		"FIGMA_TOKEN", "BRAVE_API_KEY", "CLINE_TOKEN", "WORKSPACE_FOLDER"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name) // restored by t.Setenv
+	}
 	for _, tc := range importHostCases {
 		for _, from := range []string{"", tc.host} {
 			t.Run(tc.fixture+"/from="+from, func(t *testing.T) {
@@ -138,5 +146,59 @@ func TestImportDraftsFromTheCatalog(t *testing.T) {
 		if tb.Description != want[tb.Name] {
 			t.Errorf("toolbox %s: description %q, want %q", tb.Name, tb.Description, want[tb.Name])
 		}
+	}
+}
+
+// TestImportListsHostFiles checks import without a file: the host files
+// found in the home folder and the current folder, each with its
+// servers, and one that does not parse named with its error.
+func TestImportListsHostFiles(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("USERPROFILE", home)
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("APPDATA", filepath.Join(home, "AppData"))
+	t.Setenv("CODEX_HOME", "")
+	t.Setenv("COPILOT_HOME", "")
+	for path, fixture := range map[string]string{
+		filepath.Join(home, ".codex", "config.toml"):    "codex-config.toml",
+		filepath.Join(home, ".gemini", "settings.json"): "gemini-settings.json",
+		filepath.Join(home, ".cursor", "mcp.json"):      "broken-syntax.json",
+	} {
+		data, err := os.ReadFile(importFixture(fixture))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runImportCmd(t)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Codex  " + filepath.Join(home, ".codex", "config.toml") + "\n      5 server(s): memory, github, scratch, linear, docs",
+		"Gemini CLI  " + filepath.Join(home, ".gemini", "settings.json") + "\n      4 server(s): pythonTools, nodeServer, httpServer, sseServer",
+		"Cursor  " + filepath.Join(home, ".cursor", "mcp.json") + "\n      no servers to import: ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Count(stdout, "server(s)") != 2 {
+		t.Errorf("other files listed:\n%s", stdout)
+	}
+
+	// install --print shows the entry and writes nothing.
+	code, stdout, _ = runCmd(t, "", "install", "gemini-cli", "--print", "--config", filepath.Join(home, "wb.json"))
+	if code != 0 || !strings.Contains(stdout, "gemini mcp add --scope user workbench ") {
+		t.Errorf("install --print: exit %d\n%s", code, stdout)
+	}
+	if data, _ := os.ReadFile(filepath.Join(home, ".gemini", "settings.json")); strings.Contains(string(data), "workbench") {
+		t.Error("install --print wrote the file")
 	}
 }
