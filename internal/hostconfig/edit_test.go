@@ -96,3 +96,29 @@ func TestVSCodeEnvFile(t *testing.T) {
 }
 
 func quoteJSON(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// TestDetect checks that a file is read as its host's: by the key that
+// holds its servers, the keys only one host's entries have, its name.
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct{ src, doc, want string }{
+		{"settings.json", `{"mcp": {"allowed": ["a"]}, "mcpServers": {"a": {"httpUrl": "http://x"}}}`, "gemini-cli"},
+		{"/home/me/.gemini/settings.json", `{"mcpServers": {"a": {"command": "x"}}}`, "gemini-cli"},
+		{"opencode.json", `{"mcp": {"a": {"type": "local", "command": ["x"]}}}`, "opencode"},
+		{"mcp.json", `{"servers": {"a": {"command": "x"}}}`, "vscode"},
+		{"settings.json", `{"context_servers": {"a": {"command": "x"}}}`, "zed"},
+		{"x.json", `{"mcpServers": {"a": {"serverUrl": "http://x"}}}`, "windsurf"},
+		{"x.json", `{"mcpServers": {"a": {"type": "local", "command": "x"}}}`, "copilot-cli"},
+		{"x.json", `{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}`, "cline"},
+		{"claude_desktop_config.json", `{"mcpServers": {"a": {"command": "x"}}}`, ""},
+		{"settings.json", `{"mcp": {"servers": {"a": {"command": "x"}}}}`, ""},
+	} {
+		found, err := ReadHost(tc.src, []byte(tc.doc), "")
+		got := ""
+		if found.Host != nil {
+			got = found.Host.Name
+		}
+		if got != tc.want && !(tc.want == "" && err != nil) {
+			t.Errorf("%s %s: read as %q (err %v), want %q", tc.src, tc.doc, got, err, tc.want)
+		}
+	}
+}
