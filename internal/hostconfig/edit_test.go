@@ -61,6 +61,13 @@ func TestSetJSONMember(t *testing.T) {
 			}
 		})
 	}
+	// A file with Windows line endings keeps them.
+	if got, _, err := SetJSONMember([]byte("{\r\n  \"mcpServers\": {}\r\n}\r\n"), []string{"mcpServers"}, "workbench", testEntry); err != nil || strings.Count(string(got), "\n") != strings.Count(string(got), "\r\n") {
+		t.Errorf("CRLF JSON: %v\n%q", err, got)
+	}
+	if got, _, err := SetTOMLTable([]byte("model = \"o3\"\r\n"), []string{"mcp_servers", "workbench"}, testEntry); err != nil || strings.Count(string(got), "\n") != strings.Count(string(got), "\r\n") {
+		t.Errorf("CRLF TOML: %v\n%q", err, got)
+	}
 	// The user's own keys in our entry (a timeout) keep it as it is.
 	in := "{\"mcpServers\": {\"workbench\": {\"command\": \"/usr/bin/mcp-workbench\", \"args\": [\"--config\", \"/c.json\"], \"timeout\": 5}}}"
 	if got, changed, err := SetJSONMember([]byte(in), []string{"mcpServers"}, "workbench", testEntry); err != nil || changed || string(got) != in {
