@@ -158,7 +158,8 @@ type Server struct {
 	ShownFilters []string
 
 	// ToolFilters selects the tools offered: exact names or glob patterns
-	// (path.Match syntax). Nil means every tool.
+	// (permissions.Match: path.Match's syntax, * matching "/" too). Nil
+	// means every tool.
 	ToolFilters []string
 	Disabled    bool
 

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
@@ -416,7 +417,7 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	defer f.release(u)
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
 	if sessionless {
-		f.stateless.ServeHTTP(w, r)
+		f.stateless.ServeHTTP(w, keepInputResponses(r, f.limits.MaxBodyBytes))
 		return
 	}
 	f.newSession(w, r, u)
@@ -451,6 +452,32 @@ func (f *httpFront) sessionless(r *http.Request) bool {
 	var v string
 	_ = json.Unmarshal(m.Params.Meta[mcp.MetaKeyProtocolVersion], &v)
 	return v >= newProtocol
+}
+
+// keepInputResponses gives the workbench the inputResponses of a
+// 2026-07-28 use_tool retry as the host wrote them
+// (workbench.WithInputResponses): the SDK's types drop what is empty or
+// missing, and an answer must be judged as it was written.
+func keepInputResponses(r *http.Request, limit int64) *http.Request {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return r
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || int64(len(body)) > limit || !bytes.Contains(body, []byte(`"inputResponses"`)) {
+		return r
+	}
+	var m frame.Message
+	if frame.Parse(body, &m) != nil || m.Method != "tools/call" {
+		return r
+	}
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if frame.Unmarshal(m.Params, &p) != nil || len(p.InputResponses) == 0 {
+		return r
+	}
+	return r.WithContext(workbench.WithInputResponses(r.Context(), bytes.Clone(p.InputResponses)))
 }
 
 // caller is the user a request comes from: "" without authentication.

@@ -314,7 +314,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	}
 	var state string
 	_ = frame.Unmarshal(p.RequestState, &state)
-	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), progress, nil, reply)
+	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), "", progress, nil, reply)
 	c.mu.Lock()
 	call.cancel = cancel
 	cancelNow := call.cancelled
@@ -332,7 +332,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 // result into input_required (roundtrip.go); else the server asks with
 // ask (nil: the workbench's Ask). reply gets the call's answer once, as
 // use.go makes it.
-func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	if state != "" || (len(responses) > 0 && string(responses) != "null") {
 		// The host's answers to a held call's input requests.
 		ref, _, err := parseUseInput(args)
@@ -349,11 +349,11 @@ func (c *hostConn) startUse(args json.RawMessage, state string, responses json.R
 		return h.giveUp
 	}
 	if !held {
-		return c.w.useTool(args, progress, ask, reply)
+		return c.w.useTool(args, scope, progress, ask, reply)
 	}
 	ref, _, _ := parseUseInput(args)
 	h := c.holdCall(ref, reply)
-	stop := c.w.useTool(args, progress, h.ask, h.finish)
+	stop := c.w.useTool(args, scope, progress, h.ask, h.finish)
 	h.mu.Lock()
 	h.cancel = stop
 	h.mu.Unlock()

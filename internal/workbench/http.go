@@ -27,6 +27,9 @@ import (
 type HTTPHost struct {
 	hc     *hostConn
 	server *mcp.Server
+	// perClient says the host is a user's 2026-07-28 requests: each
+	// client among them is a host session of its own (grantScope).
+	perClient bool
 	// OnCall, if set, is told each use_tool call's end: its toolbox and
 	// server (as the call named them), its outcome (ok, tool_error,
 	// input_required, error, cancelled) and how long it took.
@@ -48,13 +51,26 @@ func (w *Workbench) NewHTTPHost(user string) *HTTPHost {
 		id = "u" + base64.RawURLEncoding.EncodeToString(sum[:12])
 	}
 	hc := &hostConn{w: w, log: w.log, closed: make(chan struct{}), calls: map[string]*hostCall{}, id: id}
-	h := &HTTPHost{hc: hc}
+	h := &HTTPHost{hc: hc, perClient: user != ""}
 	h.server = w.newMCPServer(func(_ context.Context, req *mcp.InitializedRequest) {
 		hc.ss.Store(req.Session)
 		hc.initialized.Store(true)
 	}, h.handleUse)
 	w.host.Store(hc)
 	return h
+}
+
+// inputResponsesKey keys a use_tool retry's inputResponses, as the host
+// wrote them, in its request's context.
+type inputResponsesKey struct{}
+
+// WithInputResponses returns ctx carrying the inputResponses of the
+// use_tool retry it serves, as the host wrote them. The SDK decodes them
+// into its own types, which drop what they leave empty or out (an
+// accept's "content": {}, a sampling answer without "model"); given
+// these, the workbench judges the answers as written, as over stdio.
+func WithInputResponses(ctx context.Context, raw json.RawMessage) context.Context {
+	return context.WithValue(ctx, inputResponsesKey{}, raw)
 }
 
 // handleUse serves a use_tool call of the SDK's session.
@@ -89,7 +105,11 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	var responses json.RawMessage
 	if len(p.InputResponses) > 0 {
-		responses, _ = json.Marshal(p.InputResponses)
+		if raw, ok := ctx.Value(inputResponsesKey{}).(json.RawMessage); ok {
+			responses = raw
+		} else {
+			responses, _ = json.Marshal(p.InputResponses)
+		}
 	}
 	var ask downstream.AskFunc
 	if !held {
@@ -105,7 +125,11 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	done := make(chan json.RawMessage, 1)
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
+	scope := ""
+	if h.perClient {
+		scope = grantScope(p.Meta)
+	}
+	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, scope, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:

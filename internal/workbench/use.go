@@ -28,7 +28,9 @@ type toolRef struct {
 // input. reply gets the result object to answer with, exactly once, on
 // another goroutine or before useTool returns. cancel gives the call up.
 // ask, if set, answers the server's requests of the host during the call.
-func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+// scope is the host session the call comes from, where the workbench
+// serves several (see grantScope); "" for the workbench's one.
+func (w *Workbench) useTool(input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	ref, rawArgs, err := parseUseInput(input)
 	if err != nil {
 		reply(resultJSON("use_tool: "+err.Error(), true))
@@ -39,7 +41,7 @@ func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressF
 		reply(ref.refused(err.Error()))
 		return func() {}
 	}
-	return w.useWith(ref, args, input, progress, ask, reply)
+	return w.useWith(ref, args, input, scope, progress, ask, reply)
 }
 
 // Use is use_tool from Go: it calls tool of server in toolbox with args (a
@@ -69,12 +71,12 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 }
 
 func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
-	return w.useWith(ref, args, nil, progress, ask, reply)
+	return w.useWith(ref, args, nil, "", progress, ask, reply)
 }
 
 // useWith is use of a call whose use_tool input was input (nil: none),
 // where a hook's approval may be (permissions.go).
-func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	refuse := func(reason string) func() {
 		reply(ref.refused(reason))
 		return func() {}
@@ -94,7 +96,7 @@ func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress d
 	}
 	if st.cfg.AnyPermissions {
 		if pol := policyFor(st.cfg, ref); !pol.Empty() {
-			return w.guarded(pol, tb, s, ref, args, input, progress, ask, reply)
+			return w.guarded(pol, tb, s, ref, args, input, scope, progress, ask, reply)
 		}
 	}
 	return w.call(tb, s, ref, args, progress, ask, reply)
