@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
@@ -150,6 +154,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		log.Warn("import: " + n)
 	}
 	boxes := hostconfig.Plan(servers, opts.toolbox)
+	hostconfig.Draft(boxes, catalogTools(boxes, log))
 	out := hostconfig.Render(boxes)
 
 	warnings, err := hostconfig.Check(out, boxes, os.LookupEnv)
@@ -236,8 +241,8 @@ func printNextSteps(stdout io.Writer, opts importOptions, host *hostconfig.Host,
 
 	fmt.Fprintf(stdout, `
 Next:
-  1. Replace each "TODO" description in %s with what its tools are for:
-     the model reads the descriptions to choose a toolbox. Then check the file:
+  1. Make each "Draft: " description in %s say when the model should open
+     its toolbox (it reads them to choose one), and remove "Draft: ". Then check the file:
        %s validate --config %s
   2. Remove the imported servers from the host configuration
        %s
@@ -386,4 +391,60 @@ func listHostFiles(stdout io.Writer) {
 		return
 	}
 	fmt.Fprintln(stdout, "\nImport one with: mcp-workbench import PATH --out FILE")
+}
+
+// catalogTools returns, for Draft, the tools the tool catalog knows for an
+// imported server: those that the workbench listed when it last started a
+// server of the same definition (a server imported from another host is
+// often one it already ran). Nothing is made or written when there is no
+// catalog yet.
+func catalogTools(boxes []hostconfig.Toolbox, log *slog.Logger) func(string, hostconfig.Imported) []hostconfig.ToolInfo {
+	dir, err := catalog.DefaultDir()
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		log.Debug("import: no tool catalog", "err", err)
+		return nil
+	}
+	// The catalog knows a server by its definition with the variables
+	// expanded, as the workbench would start it from here.
+	cfg, err := config.ParseUnsetAsWarnings(hostconfig.Render(boxes), os.LookupEnv)
+	if err != nil {
+		return nil
+	}
+	return func(toolbox string, s hostconfig.Imported) []hostconfig.ToolInfo {
+		for _, tb := range cfg.Toolboxes {
+			if tb.Name != toolbox {
+				continue
+			}
+			for _, sc := range tb.Servers {
+				if sc.Name != s.As {
+					continue
+				}
+				entry, ok, _ := cat.Get(catalog.Key(sc, downstream.ProtocolVersion))
+				if !ok {
+					return nil
+				}
+				var tools []hostconfig.ToolInfo
+				for _, raw := range entry.Tools {
+					var t hostconfig.ToolInfo
+					var obj struct {
+						Name        string `json:"name"`
+						Description string `json:"description"`
+					}
+					if json.Unmarshal(raw, &obj) == nil && obj.Name != "" {
+						t.Name, t.Description = obj.Name, obj.Description
+						tools = append(tools, t)
+					}
+				}
+				return tools
+			}
+		}
+		return nil
+	}
 }

@@ -174,12 +174,12 @@ func TestImportHostConfigs(t *testing.T) {
 				var gotBoxes, gotServers []string
 				for _, tb := range cfg.Toolboxes {
 					gotBoxes = append(gotBoxes, tb.Name)
-					if !strings.HasPrefix(tb.Description, "TODO: say what the ") {
-						t.Errorf("toolbox %s: description %q is not a TODO", tb.Name, tb.Description)
+					if !strings.HasPrefix(tb.Description, "Draft: ") {
+						t.Errorf("toolbox %s: description %q is not marked a draft", tb.Name, tb.Description)
 					}
 					for _, s := range tb.Servers {
 						gotServers = append(gotServers, s.Name)
-						if !strings.Contains(tb.Description, s.Name) {
+						if len(tb.Servers) > 1 && !strings.Contains(tb.Description, s.Name+": ") {
 							t.Errorf("toolbox %s: description %q does not name %s", tb.Name, tb.Description, s.Name)
 						}
 					}
@@ -216,7 +216,7 @@ func TestImportHostConfigs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wants := append([]string{"TODO", "Remove the imported servers"}, tc.places...)
+				wants := append([]string{`Make each "Draft: " description`, "Remove the imported servers"}, tc.places...)
 				// A project's .mcp.json gets the workbench in that project,
 				// ~/.claude.json in every project.
 				scope := "user"
@@ -404,11 +404,11 @@ func TestImportWarnings(t *testing.T) {
 	code, stdout, stderr := runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out)
 	// The line validate writes for the same variable.
 	want := `level=WARN msg="configuration: toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here: set it where the host starts the workbench`
-	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "EVENTS_PORT") {
+	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "Draft") || strings.Contains(stderr, "EVENTS_PORT") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(stdout, `Replace each "TODO" description`) {
-		t.Errorf("stdout does not say to replace the TODOs:\n%s", stdout)
+	if !strings.Contains(stdout, `Make each "Draft: " description`) {
+		t.Errorf("stdout does not say to finish the drafts:\n%s", stdout)
 	}
 	if _, _, vErr := runCmd(t, "", "validate", "--config", out); !strings.Contains(vErr, want) {
 		t.Errorf("validate warns of API_KEY otherwise than import:\n%s", vErr)

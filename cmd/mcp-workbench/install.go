@@ -39,6 +39,13 @@ Flags:
   --name NAME     the entry's name in the host (default workbench)
   --print         print the entry (and the host's own command, if it has
                   one) instead of writing it
+  --remove-moved  also take out of the host's file the servers that are now
+                  in the configuration's toolboxes (by name): removed from a
+                  JSON file, commented out in Codex's config.toml; only
+                  when asked, in the same write, after the same backup
+  --log-level LEVEL
+                  accepted as every command takes it; install prints what it
+                  did on stdout and its errors on stderr
 `
 
 // installOptions is the parsed command line of mcp-workbench install.
@@ -48,8 +55,11 @@ type installOptions struct {
 	file  string // the host file; "" for the host's user file
 	name  string // the entry's name in the host
 	print bool   // print instead of writing
-	exe   string // the workbench binary the entry starts
-	cfg   string // the absolute configuration path the entry gives
+	// removeMoved: also take out of the host's file the servers the
+	// configuration's toolboxes now hold.
+	removeMoved bool
+	exe         string // the workbench binary the entry starts
+	cfg         string // the absolute configuration path the entry gives
 }
 
 // installSteps are what install does for a host after its entry is in
@@ -76,6 +86,7 @@ func parseInstallArgs(e *env, args []string) (installOptions, error) {
 	fset.StringVar(&opts.file, "file", "", "")
 	fset.StringVar(&opts.name, "name", "workbench", "")
 	fset.BoolVar(&opts.print, "print", false, "")
+	fset.BoolVar(&opts.removeMoved, "remove-moved", false, "")
 	positional, err := parse(fset, args)
 	if err != nil {
 		return opts, err
@@ -116,9 +127,28 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 	if _, err := os.Stat(opts.cfg); err != nil {
 		fmt.Fprintf(stdout, "Note: %s does not exist yet; %s will not start the workbench until it does (mcp-workbench import writes one).\n", opts.cfg, h.Title)
 	}
-	res, err := hostconfig.Install(h, opts.file, opts.name, entry)
+	var moved []string
+	if opts.removeMoved {
+		cfg, err := config.LoadUnsetAsWarnings(opts.cfg, os.LookupEnv)
+		if err != nil {
+			return fmt.Errorf("--remove-moved takes the servers' names from the workbench configuration, which does not load (nothing written): %w", err)
+		}
+		for _, tb := range cfg.Toolboxes {
+			for _, s := range tb.Servers {
+				moved = append(moved, s.Name)
+			}
+		}
+	}
+	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved)
 	if err != nil {
 		return err
+	}
+	if len(removed) > 0 {
+		how := "Removed"
+		if h.TOML {
+			how = "Commented out"
+		}
+		fmt.Fprintf(stdout, "%s the servers now in the workbench's toolboxes: %s.\n", how, strings.Join(removed, ", "))
 	}
 	switch {
 	case !res.Changed:

@@ -207,6 +207,9 @@ func TestInstallFollowsSymlinks(t *testing.T) {
 	}
 	link := filepath.Join(dir, "mcp.json")
 	if err := os.Symlink(real, link); err != nil {
+		if runtime.GOOS == "windows" {
+			t.Skip("this Windows account may not make symbolic links:", err)
+		}
 		t.Fatal(err)
 	}
 	if code, _, stderr := runCmd(t, "", "install", "cursor", "--file", link, "--config", "/x/wb.json"); code != 0 {
@@ -217,5 +220,50 @@ func TestInstallFollowsSymlinks(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(real); !strings.Contains(string(got), `"workbench"`) {
 		t.Errorf("the linked file lacks the entry:\n%s", got)
+	}
+}
+
+// TestInstallRemoveMoved checks --remove-moved: the servers that import
+// moved into toolboxes leave the host's file in the same write (commented
+// out in Codex's TOML, removed from JSON), the rest stays, and a second
+// run changes nothing.
+func TestInstallRemoveMoved(t *testing.T) {
+	for _, tc := range []struct{ host, fixture, gone, kept string }{
+		{"codex", "codex-config.toml", "\n[mcp_servers.memory]\n", "# [mcp_servers.memory]\n"},
+		{"vscode", "vscode-mcp.json", `"perplexity": {`, `"inputs": [`},
+		{"zed", "zed-settings.json", `"postgres": {`, `"from-extension": {`}, // not imported: stays
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, tc.fixture)
+			orig, err := os.ReadFile(importFixture(tc.fixture))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, orig, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(dir, "wb.json")
+			if code, _, stderr := runImportCmd(t, file, "--out", cfg); code != 0 {
+				t.Fatalf("import: exit %d: %s", code, stderr)
+			}
+			code, stdout, stderr := runCmd(t, "", "install", tc.host, "--file", file, "--config", cfg, "--remove-moved")
+			if code != 0 || !strings.Contains(stdout, "the servers now in the workbench's toolboxes") {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			after, _ := os.ReadFile(file)
+			if strings.Contains(string(after), tc.gone) || !strings.Contains(string(after), tc.kept) || !strings.Contains(string(after), `workbench`) {
+				t.Errorf("after --remove-moved:\n%s", after)
+			}
+			if backup, _ := os.ReadFile(file + ".bak"); !bytes.Equal(backup, orig) {
+				t.Error("the backup is not the file as it was")
+			}
+			if code, stdout, _ := runCmd(t, "", "install", tc.host, "--file", file, "--config", cfg, "--remove-moved"); code != 0 || !strings.Contains(stdout, "nothing changed") {
+				t.Errorf("second run: exit %d, %s", code, stdout)
+			}
+			if again, _ := os.ReadFile(file); !bytes.Equal(again, after) {
+				t.Errorf("the second run changed the file:\n%s", again)
+			}
+		})
 	}
 }

@@ -34,8 +34,11 @@ func readCodex(src string, data []byte) (Found, error) {
 			seen[k[1]] = true
 			names = append(names, k[1])
 		}
-		if len(k) == 3 {
-			keyOrder[k[1]] = append(keyOrder[k[1]], k[2])
+		if len(k) >= 3 {
+			// "name" for a server's keys, "name\x00env" for the keys of
+			// its env (and headers) tables.
+			at := strings.Join(k[1:len(k)-1], "\x00")
+			keyOrder[at] = append(keyOrder[at], k[len(k)-1])
 		}
 	}
 	r := &reader{src: src, host: h}
@@ -44,12 +47,12 @@ func readCodex(src string, data []byte) (Found, error) {
 		if !ok {
 			return Found{}, fmt.Errorf("%s: mcp_servers.%s must be a table, not %T", src, name, all[name])
 		}
-		r.codexServer(name, t, keyOrder[name])
+		r.codexServer(name, t, keyOrder[name], func(table string) []string { return keyOrder[name+"\x00"+table] })
 	}
 	return Found{Host: h, Servers: r.servers, Warnings: r.warnings}, r.err
 }
 
-func (r *reader) codexServer(name string, t map[string]any, order []string) {
+func (r *reader) codexServer(name string, t map[string]any, order []string, subOrder func(table string) []string) {
 	var e Entry
 	set := func(k string, v any) { e = append(e, Field{Key: k, Value: v}) }
 	var env, headers Entry
@@ -66,7 +69,7 @@ func (r *reader) codexServer(name string, t map[string]any, order []string) {
 		case "args":
 			set("args", r.tomlStrings(name, k, v))
 		case "env":
-			for _, kv := range sortedPairs(v) {
+			for _, kv := range pairsInOrder(v, subOrder(k)) {
 				env = append(env, Field{Key: kv[0], Value: kv[1]})
 			}
 		case "env_vars":
@@ -90,7 +93,7 @@ func (r *reader) codexServer(name string, t map[string]any, order []string) {
 				passed = append(passed, n)
 			}
 			if len(passed) > 0 {
-				r.warn(name, k, "Codex passed %s through from its own environment; the workbench passes its own whole environment to a server it starts, and now names each in \"env\" as ${VAR}: set it where the workbench runs", strings.Join(passed, ", "))
+				r.warn(name, k, "Codex passed %s through from its own environment; the workbench takes each from its own (${VAR} in \"env\"): set it where the host starts the workbench", strings.Join(passed, ", "))
 			}
 		case "enabled":
 			if b, ok := v.(bool); ok && !b {
@@ -120,11 +123,11 @@ func (r *reader) codexServer(name string, t map[string]any, order []string) {
 				headers = append(headers, Field{Key: "Authorization", Value: "Bearer ${" + s + "}"})
 			}
 		case "http_headers":
-			for _, kv := range sortedPairs(v) {
+			for _, kv := range pairsInOrder(v, subOrder(k)) {
 				headers = append(headers, Field{Key: kv[0], Value: kv[1]})
 			}
 		case "env_http_headers":
-			for _, kv := range sortedPairs(v) {
+			for _, kv := range pairsInOrder(v, subOrder(k)) {
 				headers = append(headers, Field{Key: kv[0], Value: "${" + kv[1] + "}"})
 			}
 		case "required":
@@ -199,12 +202,26 @@ func asList(v any) []any {
 	return nil
 }
 
-// sortedPairs returns a TOML table of strings as key, value pairs sorted
-// by key (a decoded table has no order; sorted is stable).
-func sortedPairs(v any) [][2]string {
+// pairsInOrder returns a TOML table of strings as key, value pairs in
+// the file's order (order, from the decoder's metadata), any key it lacks
+// after them sorted.
+func pairsInOrder(v any, order []string) [][2]string {
 	m, _ := v.(map[string]any)
 	var out [][2]string
+	var keys []string
+	seen := map[string]bool{}
+	for _, k := range order {
+		if _, ok := m[k]; ok && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
 	for _, k := range memberKeys(m) {
+		if !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
 		s, ok := m[k].(string)
 		if !ok {
 			s = fmt.Sprint(m[k])

@@ -103,16 +103,48 @@ func backup(path string, data []byte, mode os.FileMode) (string, error) {
 // path (h's user file if path is ""): the one member or table, nothing
 // else.
 func Install(h *Host, path, name string, entry Entry) (Installed, error) {
+	res, _, err := InstallRemoving(h, path, name, entry, nil)
+	return res, err
+}
+
+// InstallRemoving is [Install] that also takes out of the file, in the
+// same write, the host's servers named in moved (those now in the
+// workbench's toolboxes): from a JSON file their members are removed,
+// in Codex's TOML their tables are commented out, so that each can be
+// brought back. It returns the names it took out; the entry name itself
+// is never one.
+func InstallRemoving(h *Host, path, name string, entry Entry, moved []string) (Installed, []string, error) {
 	if path == "" {
 		path = h.UserFile()
 		if path == "" {
-			return Installed{}, fmt.Errorf("cannot find %s's file: the home folder is unknown (give --file)", h.Title)
+			return Installed{}, nil, fmt.Errorf("cannot find %s's file: the home folder is unknown (give --file)", h.Title)
 		}
 	}
-	return EditFile(path, func(data []byte) ([]byte, bool, error) {
-		if h.TOML {
-			return SetTOMLTable(data, append(append([]string{}, h.Container...), name), entry)
+	var others []string
+	for _, m := range moved {
+		if m != name {
+			others = append(others, m)
 		}
-		return SetJSONMember(data, h.Container, name, entry)
+	}
+	var removed []string
+	res, err := EditFile(path, func(data []byte) ([]byte, bool, error) {
+		var out []byte
+		var changed bool
+		var err error
+		if h.TOML {
+			out, changed, err = SetTOMLTable(data, append(append([]string{}, h.Container...), name), entry)
+		} else {
+			out, changed, err = SetJSONMember(data, h.Container, name, entry)
+		}
+		if err != nil || len(others) == 0 {
+			return out, changed, err
+		}
+		if h.TOML {
+			out, removed, err = CommentOutTOMLTables(out, h.Container, others)
+		} else {
+			out, removed, err = RemoveJSONMembers(out, h.Container, others)
+		}
+		return out, changed || len(removed) > 0, err
 	})
+	return res, removed, err
 }

@@ -281,6 +281,7 @@ func SetJSONMember(data []byte, container []string, name string, entry Entry) ([
 		obj = s.object(m.valStart)
 	}
 	from, to, text := edit()
+	text = crlf(body, text)
 	out := make([]byte, 0, len(data)+len(text))
 	if bom {
 		out = append(out, data[:3]...)

@@ -120,17 +120,27 @@ func looksTOML(data []byte) bool {
 // the workbench's own shape.
 func detect(src string, root config.Value) *Host {
 	base := strings.ToLower(filepath.Base(src))
-	for _, key := range []string{"servers", "mcp", "context_servers"} {
-		if v, ok := root.Get(key); ok && v.Kind() == "object" {
+	servers, ok := root.Get("mcpServers")
+	if !ok || servers.Kind() != "object" {
+		// Gemini CLI's settings have an "mcp" object of their own
+		// (allowed, excluded) beside "mcpServers", and VS Code's user
+		// settings once held "mcp": {"servers"}: only a file without
+		// "mcpServers" is told by these keys, and "mcp" only when it
+		// holds no "servers".
+		for _, key := range []string{"servers", "mcp", "context_servers"} {
+			v, ok := root.Get(key)
+			if !ok || v.Kind() != "object" {
+				continue
+			}
+			if _, vscode := v.Get("servers"); key == "mcp" && vscode {
+				continue
+			}
 			for _, h := range Hosts {
 				if h.Container[0] == key {
 					return h
 				}
 			}
 		}
-	}
-	servers, ok := root.Get("mcpServers")
-	if !ok || servers.Kind() != "object" {
 		return nil
 	}
 	has := func(keys ...string) bool {

@@ -154,7 +154,7 @@ func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error)
 	if m, ok := have.(map[string]any); ok && holds(m, tomlPlain(entry)) {
 		return data, false, nil
 	}
-	text := entry.TOMLTable(path...)
+	text := crlf(data, entry.TOMLTable(path...))
 	var out []byte
 	lines := tomlLines(data)
 	if _, ok := before[path[0]]; ok && !there {
@@ -175,10 +175,10 @@ func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error)
 	if !there {
 		out = append(out, data...)
 		if len(out) > 0 && out[len(out)-1] != '\n' {
-			out = append(out, '\n')
+			out = append(out, crlf(data, "\n")...)
 		}
 		if len(bytes.TrimSpace(out)) > 0 {
-			out = append(out, '\n')
+			out = append(out, crlf(data, "\n")...)
 		}
 		out = append(out, text...)
 	} else {
@@ -255,4 +255,13 @@ func tomlPlain(e Entry) map[string]any {
 		}
 	}
 	return m
+}
+
+// crlf is text with the line endings of data: a file written on Windows
+// keeps its CRLF lines.
+func crlf(data []byte, text string) string {
+	if bytes.Contains(data, []byte("\r\n")) {
+		return strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	return text
 }
