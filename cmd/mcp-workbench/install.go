@@ -62,10 +62,11 @@ type installOptions struct {
 	cfg         string // the absolute configuration path the entry gives
 }
 
-// installSteps are what install does for a host after its entry is in
-// place (Codex's hook, for one), by host name. Each step is as careful
-// with the user's files as the entry is: idempotent, backed up, atomic.
-var installSteps = map[string][]func(opts installOptions, stdout io.Writer) error{}
+// installEdits are further edits of the host's file that install makes in
+// the same write as the entry (Codex's hook, for one), by host name: each
+// gives its edit of the file's text, and what to say once the file is
+// written.
+var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]byte, bool, error), report func(res hostconfig.Installed, stdout io.Writer)){}
 
 // runInstall implements mcp-workbench install.
 func runInstall(_ context.Context, e *env, args []string) error {
@@ -139,7 +140,13 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 			}
 		}
 	}
-	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved)
+	var edits []func([]byte) ([]byte, bool, error)
+	var reports []func(hostconfig.Installed, io.Writer)
+	for _, more := range installEdits[h.Name] {
+		edit, report := more(opts)
+		edits, reports = append(edits, edit), append(reports, report)
+	}
+	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved, edits...)
 	if err != nil {
 		return err
 	}
@@ -158,10 +165,8 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "Added the workbench as %q to %s (the file as it was: %s).\n", opts.name, res.Path, res.Backup)
 	}
-	for _, step := range installSteps[h.Name] {
-		if err := step(opts, stdout); err != nil {
-			return err
-		}
+	for _, report := range reports {
+		report(res, stdout)
 	}
 	if res.Changed {
 		fmt.Fprintf(stdout, "Restart %s (or start a new session) to pick it up.\n", h.Title)

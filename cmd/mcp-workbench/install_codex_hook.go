@@ -13,10 +13,11 @@ import (
 )
 
 // install codex also puts the workbench's PreToolUse hook (mcp-workbench
-// hook codex) into Codex's config.toml, so that Codex blocks a call the
-// workbench's rules deny before it reaches the workbench.
+// hook codex) into Codex's config.toml, in the same write as the entry, so
+// that Codex blocks a call the workbench's rules deny before it reaches the
+// workbench.
 func init() {
-	installSteps["codex"] = append(installSteps["codex"], installCodexHook)
+	installEdits["codex"] = append(installEdits["codex"], installCodexHook)
 }
 
 // codexHook is the hook that install codex writes for the workbench named
@@ -28,18 +29,16 @@ func codexHook(exe, cfg, name string) (matcher, command string) {
 	return matcher, command
 }
 
-// installCodexHook appends the hook to Codex's config.toml as one
-// [[hooks.PreToolUse]] table at the end of the file: nothing else in the
-// file changes, comments included. A file that already has the hook is
-// left as it is.
-func installCodexHook(opts installOptions, stdout io.Writer) error {
-	path := opts.file
-	if path == "" {
-		path = opts.host.UserFile()
-	}
+// installCodexHook is the edit that appends the hook to Codex's
+// config.toml as one [[hooks.PreToolUse]] table at the end of the file:
+// nothing else in the file changes, comments included. A file that already
+// has the hook is left as it is.
+func installCodexHook(opts installOptions) (func([]byte) ([]byte, bool, error), func(hostconfig.Installed, io.Writer)) {
 	matcher, command := codexHook(opts.exe, opts.cfg, opts.name)
+	var added bool
 	var others []string // the workbench's hooks for other configurations
-	res, err := hostconfig.EditFile(path, func(data []byte) ([]byte, bool, error) {
+	edit := func(data []byte) ([]byte, bool, error) {
+		added, others = false, nil
 		have, err := codexHooks(data)
 		if err != nil {
 			return nil, false, err
@@ -72,31 +71,28 @@ timeout = 30
 		// The file may define hooks.PreToolUse in a way a table cannot
 		// be appended to (an inline array): then it is the user's to edit.
 		after, err := codexHooks(out)
-		if err != nil {
-			return nil, false, fmt.Errorf("its hooks cannot take the workbench's hook as a [[hooks.PreToolUse]] table (%v); add it by hand", err)
-		}
 		found := false
 		for _, h := range after {
 			found = found || (h.matcher == matcher && h.command == command)
 		}
-		if !found {
-			return nil, false, fmt.Errorf("its hooks cannot take the workbench's hook as a [[hooks.PreToolUse]] table; add it by hand")
+		if err != nil || !found {
+			return nil, false, errors.New("its hooks cannot take the workbench's hook as a [[hooks.PreToolUse]] table (hooks.PreToolUse is written inline); add the hook by hand: mcp-workbench help hook")
 		}
+		added = true
 		return out, true, nil
-	})
-	if err != nil {
-		return err
 	}
-	if !res.Changed {
-		fmt.Fprintf(stdout, "Codex already runs the workbench's hook (mcp-workbench hook codex) in %s: nothing changed.\n", res.Path)
-		return nil
+	report := func(res hostconfig.Installed, stdout io.Writer) {
+		if !added {
+			fmt.Fprintf(stdout, "Codex already runs the workbench's hook (mcp-workbench hook codex) from %s.\n", res.Path)
+			return
+		}
+		fmt.Fprintf(stdout, "Added the workbench's hook to %s: Codex blocks a use_tool call that the workbench's rules deny.\n", res.Path)
+		for _, c := range others {
+			fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
+		}
+		fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
 	}
-	fmt.Fprintf(stdout, "Added the workbench's hook to %s: Codex blocks a use_tool call that the workbench's rules deny (the file as it was: %s).\n", res.Path, res.Backup)
-	for _, c := range others {
-		fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
-	}
-	fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
-	return nil
+	return edit, report
 }
 
 // codexHookEntry is one command of a [[hooks.PreToolUse]] matcher group.

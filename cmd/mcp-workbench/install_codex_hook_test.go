@@ -9,9 +9,9 @@ import (
 
 // TestInstallCodexHook: install codex writes the workbench's entry and its
 // PreToolUse hook into Codex's config.toml, leaving every other line (and
-// comment) as it was; a second run changes nothing; hooks that a table
-// cannot be appended to are refused with a clear error, and the hook not
-// written.
+// comment) as it was, in one write (one backup); a second run changes
+// nothing; hooks that a table cannot be appended to are refused with a
+// clear error, the file left as it was.
 func TestInstallCodexHook(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -50,6 +50,12 @@ func TestInstallCodexHook(t *testing.T) {
 	if len(hooks) != 2 || hooks[0] != (codexHookEntry{"^Bash$", "audit.sh"}) || hooks[1] != (codexHookEntry{matcher, command}) {
 		t.Errorf("the file's hooks: %q", hooks)
 	}
+	if _, err := os.Stat(file + ".bak.2"); err == nil {
+		t.Error("install backed the file up twice")
+	}
+	if backup, _ := os.ReadFile(file + ".bak"); string(backup) != original {
+		t.Errorf("the backup is not the file as it was:\n%s", backup)
+	}
 	if !strings.Contains(stdout, "open /hooks and trust it") {
 		t.Errorf("install did not say that Codex asks to trust the hook:\n%s", stdout)
 	}
@@ -66,7 +72,7 @@ func TestInstallCodexHook(t *testing.T) {
 	}
 	code, _, stderr = runCmd(t, "", "install", "codex", "--config", cfg)
 	after, _ := os.ReadFile(file)
-	if code != 1 || !strings.Contains(stderr, "add it by hand") || !strings.Contains(stderr, file) || strings.Contains(string(after), "hook codex") {
+	if code != 1 || !strings.Contains(stderr, "add the hook by hand") || !strings.Contains(stderr, file) || string(after) != inline {
 		t.Errorf("inline hooks: exit %d, stderr %q, file:\n%s", code, stderr, after)
 	}
 }
