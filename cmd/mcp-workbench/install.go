@@ -23,8 +23,9 @@ Cursor's ~/.cursor/mcp.json, VS Code's user mcp.json, Gemini CLI's
 OpenCode's opencode.json, Windsurf's mcp_config.json, Zed's settings.json,
 Cline's cline_mcp_settings.json.
 
-Only the workbench's entry is written: every other key, comment and line of
-the file stays as it is. The file as it was is copied beside it first
+Only the workbench's entry is written (for Codex, also the workbench's
+PreToolUse hook, one [[hooks.PreToolUse]] table appended: mcp-workbench help
+hook): every other key, comment and line of the file stays as it is. The file as it was is copied beside it first
 (FILE.bak, or FILE.bak.2, …), and written whole or not at all. A second run
 changes nothing. A file that does not parse is left untouched.
 
