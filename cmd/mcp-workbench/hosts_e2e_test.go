@@ -126,7 +126,9 @@ func (h *hostHome) install(t *testing.T, env []string, host string) {
 }
 
 // env is the host's whole environment: nothing of the test's own user
-// (no real HOME, keys or proxies) but PATH, for node.
+// (no real HOME, keys or proxies) but PATH, for node. Its proxy is a closed
+// port on 127.0.0.1, so that whatever a host would fetch beside the model
+// API (updates, telemetry) fails at once, offline.
 func (h *hostHome) env(extra ...string) []string {
 	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
@@ -136,7 +138,9 @@ func (h *hostHome) env(extra ...string) []string {
 		"XDG_DATA_HOME=" + filepath.Join(h.home, ".local", "share"),
 		"XDG_STATE_HOME=" + filepath.Join(h.home, ".local", "state"),
 		"NO_COLOR=1",
-		"NO_PROXY=127.0.0.1,localhost",
+		"HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "ALL_PROXY=http://127.0.0.1:9",
+		"http_proxy=http://127.0.0.1:9", "https_proxy=http://127.0.0.1:9",
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}, extra...)
 }
 
