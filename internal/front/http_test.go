@@ -773,3 +773,54 @@ func TestHTTPRequestTimeout(t *testing.T) {
 		t.Errorf("a call after the timeout: %s", body)
 	}
 }
+
+// TestHTTPMetricsBounded: /metrics answers without credentials, so what
+// it shows must not be a client's to grow or a restricted toolbox's to
+// tell. Requests with made-up methods are counted under "other" (the
+// series stay few and /metrics small, however many come), and a call of
+// a toolbox with "access" is counted without its toolbox's or server's
+// name.
+func TestHTTPMetricsBounded(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far, Extra: map[string]any{"groups": []any{"sre"}}}}
+	cfgText := `{"toolboxes": {
+		"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}},
+		"secretops": {"description": "Operations tools", "access": {"groups": ["sre"]}, "mcpServers": {"hidden": FAKE_A}}}}`
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+	alice := connect(t, e.url, "2026-07-28", nil, tokenClient("alice-token"))
+	if got, isErr := callTool(t, alice, "use_tool", useArgs("secretops", "hidden", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("alice's call of secretops: %s", got)
+	}
+	if got, isErr := callTool(t, alice, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("alice's call of dev: %s", got)
+	}
+	before := len(get(t, e.base+"/metrics", nil))
+	for i := range 300 {
+		for _, path := range []string{"/healthz", "/mcp", "/nothing"} {
+			do(t, fmt.Sprintf("MADEUP%d", i), e.base+path, nil, "")
+		}
+	}
+	m := get(t, e.base+"/metrics", nil)
+	if strings.Contains(m, "MADEUP") {
+		t.Errorf("a made-up method is a label: %s", grepLines(m, "MADEUP")[:200])
+	}
+	if n := len(strings.Split(grepLines(m, "mcp_workbench_http_requests_total{"), "\n")); n > 20 {
+		t.Errorf("%d series of requests_total after 900 requests with made-up methods; want a handful", n)
+	}
+	if !strings.Contains(m, `mcp_workbench_http_requests_total{code="401",method="other"} 300`) {
+		t.Errorf("the made-up methods to /mcp are not counted as other:\n%s", grepLines(m, "requests_total"))
+	}
+	// Growth by the new series of "other" (a counter, a histogram), not
+	// by 900 requests' worth.
+	if len(m) > before+8<<10 {
+		t.Errorf("/metrics grew from %d to %d bytes", before, len(m))
+	}
+	if strings.Contains(m, "secretops") || strings.Contains(m, "hidden") {
+		t.Errorf("/metrics names the restricted toolbox or its server:\n%s", grepLines(m, "tool_call"))
+	}
+	for _, want := range []string{`mcp_workbench_tool_calls_total{outcome="ok",server="(restricted)",toolbox="(restricted)"} 1`, `mcp_workbench_tool_calls_total{outcome="ok",server="a",toolbox="dev"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, grepLines(m, "tool_calls_total"))
+		}
+	}
+}
