@@ -20,6 +20,10 @@ const (
 	DefaultBurst              = 40
 	DefaultConcurrentCalls    = 16
 	DefaultShutdown           = 30 * time.Second
+	DefaultMaxConnections     = 1024
+	DefaultReadTimeout        = 30 * time.Second
+	DefaultWriteTimeout       = 30 * time.Second
+	DefaultIdleConnection     = time.Minute
 )
 
 // Serving is the top-level "http": how mcp-workbench serve --http serves.
@@ -69,6 +73,14 @@ type HTTPLimits struct {
 	Burst           int
 	ConcurrentCalls int
 	Shutdown        time.Duration
+	// MaxConnections bounds the connections open at once; ReadTimeout
+	// bounds the arrival of a request's headers, then of its body;
+	// WriteTimeout each write of an answer; IdleConnection a connection
+	// between requests.
+	MaxConnections int
+	ReadTimeout    time.Duration
+	WriteTimeout   time.Duration
+	IdleConnection time.Duration
 }
 
 // HasAuth reports whether some credential is required.
@@ -125,6 +137,10 @@ func (l HTTPLimits) OrDefaults() HTTPLimits {
 	setD(&l.SessionIdle, DefaultSessionIdle)
 	setD(&l.RequestTimeout, DefaultHTTPRequestTimeout)
 	setD(&l.Shutdown, DefaultShutdown)
+	set(&l.MaxConnections, DefaultMaxConnections)
+	setD(&l.ReadTimeout, DefaultReadTimeout)
+	setD(&l.WriteTimeout, DefaultWriteTimeout)
+	setD(&l.IdleConnection, DefaultIdleConnection)
 	return l
 }
 
@@ -231,6 +247,14 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		}
 		if i, ok := integer(l.get("shutdownMs")); ok {
 			lim.Shutdown = time.Duration(i) * time.Millisecond
+		}
+		if i, ok := integer(l.get("maxConnections")); ok {
+			lim.MaxConnections = int(i)
+		}
+		for key, d := range map[string]*time.Duration{"readTimeoutMs": &lim.ReadTimeout, "writeTimeoutMs": &lim.WriteTimeout, "idleConnectionMs": &lim.IdleConnection} {
+			if i, ok := integer(l.get(key)); ok {
+				*d = time.Duration(i) * time.Millisecond
+			}
 		}
 	}
 	h.JSONLogs = str(n.get("logFormat")) == "json"

@@ -111,14 +111,18 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 	}
 	f := newHTTPFront(cfg, o, ln.Addr())
 	defer f.close()
+	limited := newConnLimit(ln, f.limits.MaxConnections)
+	f.metrics.connections(limited)
+	ln = limited
 	scheme := "http"
 	if certs != nil {
 		scheme = "https"
 		ln = tls.NewListener(ln, &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
 	srv := &http.Server{
-		Handler:           f.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           deadlines(f.limits.ReadTimeout, f.limits.WriteTimeout, f.handler()),
+		ReadHeaderTimeout: f.limits.ReadTimeout,
+		IdleTimeout:       f.limits.IdleConnection,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

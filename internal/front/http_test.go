@@ -824,3 +824,121 @@ func TestHTTPMetricsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPConnectionFlood: 300 connections that hold their descriptors —
+// half idle after a request, half sending a body a byte at a time — do
+// not keep a real user out: the workbench keeps at most maxConnections
+// open, closes the idle and the slow ones, and the user's initialize gets
+// in. A session's event stream and a call that wait longer than every one
+// of those bounds are not cut.
+func TestHTTPConnectionFlood(t *testing.T) {
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"maxConnections": 40, "readTimeoutMs": 500, "writeTimeoutMs": 500, "idleConnectionMs": 500}}, "toolboxes"`, 1), HTTPOptions{})
+	addr := strings.TrimPrefix(e.base, "http://")
+
+	// A 2025 session with its event stream open, and a call held by its
+	// server, begun before the flood: both outlast the bounds.
+	changed := make(chan struct{}, 4)
+	cs := connect(t, e.url, "2025-11-25", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, nil)
+	held := make(chan string, 1)
+	go func() {
+		got, _ := callTool(t, cs, "use_tool", useArgs("dev", "a", "sleep", map[string]any{"ms": 1}))
+		held <- got
+	}()
+	fakeserver.Eventually(t, "the held call to reach the server", func() bool {
+		return len(fakeserver.ReadLines(e.state, fakeserver.CallsFile)) > 0
+	})
+
+	const flood = 300
+	conns := make([]net.Conn, 0, flood)
+	var wg sync.WaitGroup
+	for i := range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if i%2 == 0 {
+			_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+			continue
+		}
+		_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{")
+		wg.Go(func() {
+			for {
+				time.Sleep(50 * time.Millisecond)
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		wg.Wait()
+	})
+
+	// A real user, behind the flood in the accept queue.
+	client := &http.Client{Timeout: 3 * time.Minute}
+	req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(initBody))
+	req.Header = mcpHeaders()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a real user's initialize during the flood: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("a real user's initialize during the flood: %d", resp.StatusCode)
+	}
+	// Every flood connection is closed by the workbench, idle or slow.
+	closed := make(chan int, flood)
+	for i, c := range conns {
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Minute))
+			_, err := io.Copy(io.Discard, c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				closed <- -1 - i
+				return
+			}
+			closed <- i
+		}()
+	}
+	for range flood {
+		if i := <-closed; i < 0 {
+			t.Fatalf("flood connection %d still open after 3 minutes", -1-i)
+		}
+	}
+	m := get(t, e.base+"/metrics", nil)
+	if !strings.Contains(m, "mcp_workbench_http_connections ") {
+		t.Errorf("no connections gauge: %s", grepLines(m, "connections"))
+	}
+
+	// The stream and the held call lived through it all.
+	cfg := filepath.Join(filepath.Dir(e.state), "config.json")
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(old), `"toolboxes": {`, `"toolboxes": {"notes": {"description": "Notes", "mcpServers": {"n": {"command": "no-such-command"}}}, `, 1)
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatal("the session's event stream did not carry tools/list_changed after the flood")
+	}
+	if err := os.WriteFile(filepath.Join(e.state, "gate"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-held:
+		if !strings.Contains(got, "slept") {
+			t.Errorf("the held call: %q; want its result", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the held call did not end after its server answered")
+	}
+}

@@ -75,6 +75,13 @@ func newHTTPMetrics(f *httpFront) *httpMetrics {
 	return m
 }
 
+// connections adds the gauge of the connections l holds open.
+func (m *httpMetrics) connections(l *connLimit) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcp_workbench_http_connections", Help: "HTTP connections open (at most http.limits.maxConnections).",
+	}, func() float64 { return float64(l.open.Load()) }))
+}
+
 func (m *httpMetrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
