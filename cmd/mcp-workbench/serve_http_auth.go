@@ -54,7 +54,9 @@ func (a authenticator) MetadataHandler() http.Handler {
 	return a.Authenticator.MetadataHandler()
 }
 
-func (a authenticator) Caller(ctx context.Context) (string, []string) {
+// Caller is the request's user, under its credential's key: a static
+// token named alice and a JWT whose subject is alice are two users.
+func (a authenticator) Caller(ctx context.Context) front.Caller {
 	u, _ := httpauth.UserOf(ctx)
-	return u.Subject, u.Groups
+	return front.Caller{Key: u.Credential, Subject: u.Subject, Groups: u.Groups, Valid: func() bool { return a.StillValid(u) }}
 }

@@ -21,6 +21,8 @@ const (
 	DefaultConcurrentCalls    = 16
 	DefaultShutdown           = 30 * time.Second
 	DefaultMaxConnections     = 1024
+	DefaultMaxSessionsPerUser = 100
+	DefaultSessionOrphan      = time.Minute
 	DefaultReadTimeout        = 30 * time.Second
 	DefaultWriteTimeout       = 30 * time.Second
 	DefaultIdleConnection     = time.Minute
@@ -78,9 +80,14 @@ type HTTPLimits struct {
 	// WriteTimeout each write of an answer; IdleConnection a connection
 	// between requests.
 	MaxConnections int
-	ReadTimeout    time.Duration
-	WriteTimeout   time.Duration
-	IdleConnection time.Duration
+	// MaxSessionsPerUser bounds one user's sessions (at most MaxSessions);
+	// SessionOrphan ends a session whose host went (its event stream
+	// closed, nothing since).
+	MaxSessionsPerUser int
+	SessionOrphan      time.Duration
+	ReadTimeout        time.Duration
+	WriteTimeout       time.Duration
+	IdleConnection     time.Duration
 }
 
 // HasAuth reports whether some credential is required.
@@ -138,6 +145,9 @@ func (l HTTPLimits) OrDefaults() HTTPLimits {
 	setD(&l.RequestTimeout, DefaultHTTPRequestTimeout)
 	setD(&l.Shutdown, DefaultShutdown)
 	set(&l.MaxConnections, DefaultMaxConnections)
+	set(&l.MaxSessionsPerUser, DefaultMaxSessionsPerUser)
+	l.MaxSessionsPerUser = min(l.MaxSessionsPerUser, l.MaxSessions)
+	setD(&l.SessionOrphan, DefaultSessionOrphan)
 	setD(&l.ReadTimeout, DefaultReadTimeout)
 	setD(&l.WriteTimeout, DefaultWriteTimeout)
 	setD(&l.IdleConnection, DefaultIdleConnection)
@@ -250,6 +260,12 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		}
 		if i, ok := integer(l.get("maxConnections")); ok {
 			lim.MaxConnections = int(i)
+		}
+		if i, ok := integer(l.get("maxSessionsPerUser")); ok {
+			lim.MaxSessionsPerUser = int(i)
+		}
+		if i, ok := integer(l.get("sessionOrphanMs")); ok {
+			lim.SessionOrphan = time.Duration(i) * time.Millisecond
 		}
 		for key, d := range map[string]*time.Duration{"readTimeoutMs": &lim.ReadTimeout, "writeTimeoutMs": &lim.WriteTimeout, "idleConnectionMs": &lim.IdleConnection} {
 			if i, ok := integer(l.get(key)); ok {

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,17 +381,17 @@ func (b bearerAuth) Middleware(next http.Handler) http.Handler {
 
 func (bearerAuth) MetadataHandler() http.Handler { return nil }
 
-func (bearerAuth) Caller(ctx context.Context) (string, []string) {
+func (bearerAuth) Caller(ctx context.Context) Caller {
 	ti := auth.TokenInfoFromContext(ctx)
 	if ti == nil {
-		return "", nil
+		return Caller{}
 	}
 	var groups []string
 	gs, _ := ti.Extra["groups"].([]any)
 	for _, g := range gs {
 		groups = append(groups, g.(string))
 	}
-	return ti.UserID, groups
+	return Caller{Key: ti.UserID, Subject: ti.UserID, Groups: groups}
 }
 
 // tokenClient sends tok with every request.
@@ -940,5 +941,132 @@ func TestHTTPConnectionFlood(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the held call did not end after its server answered")
+	}
+}
+
+// switchingClient sends whichever token *tok holds now: a host whose
+// token was renewed.
+func switchingClient(tok *atomic.Pointer[string]) *http.Client {
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+*tok.Load())
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+// TestHTTPSessionFollowsItsTokensGroups: a session opened with a token of
+// group sre uses the sre toolbox; once the host's token is renewed
+// without the group, the same session is refused it at the next request,
+// and the toolbox is gone from its tools/list. Another session of the
+// same user, still with the group, keeps it.
+func TestHTTPSessionFollowsItsTokensGroups(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{
+		"bob-sre":  {UserID: "bob", Expiration: far, Extra: map[string]any{"groups": []any{"sre"}}},
+		"bob-none": {UserID: "bob", Expiration: far, Extra: map[string]any{"groups": []any{}}},
+	}
+	cfgText := `{"toolboxes": {
+		"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}},
+		"ops": {"description": "Operations tools", "access": {"groups": ["sre"]}, "mcpServers": {"a": FAKE_A}}}}`
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+	var tok atomic.Pointer[string]
+	sre, none := "bob-sre", "bob-none"
+	tok.Store(&sre)
+	cs := connect(t, e.url, "2025-11-25", nil, switchingClient(&tok))
+	other := connect(t, e.url, "2025-11-25", nil, tokenClient("bob-sre"))
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "with sre"})); isErr || !strings.Contains(got, "with sre") {
+		t.Fatalf("a call of ops with the group: %s", got)
+	}
+	tok.Store(&none)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "without"})); !isErr || strings.Contains(got, "without") {
+		t.Errorf("a call of ops after the token lost the group: %s (error %v); want a refusal", got, isErr)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res.Tools); strings.Contains(string(b), `"ops"`) {
+		t.Errorf("tools/list after the token lost the group still offers ops: %s", b)
+	}
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "dev still"})); isErr || !strings.Contains(got, "dev still") {
+		t.Errorf("a call of dev after the renewal: %s", got)
+	}
+	if got, isErr := callTool(t, other, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "other session"})); isErr || !strings.Contains(got, "other session") {
+		t.Errorf("the session whose token keeps the group: %s", got)
+	}
+	tok.Store(&sre)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "back"})); isErr || !strings.Contains(got, "back") {
+		t.Errorf("a call of ops once the group is back: %s", got)
+	}
+}
+
+// TestHTTPSessionsPerUser: one user cannot take every session: past
+// maxSessionsPerUser their least recently used idle session makes room
+// for their new one (its id then gets 404), and another user's
+// initialize gets in.
+func TestHTTPSessionsPerUser(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far}, "bob-token": {UserID: "bob", Expiration: far}}
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"maxSessions": 10, "maxSessionsPerUser": 3}}, "toolboxes"`, 1), HTTPOptions{Auth: users})
+	var sids []string
+	for i := range 10 {
+		code, body, hdr := do(t, http.MethodPost, e.url, mcpHeaders("Authorization", "Bearer alice-token"), initBody)
+		if code != http.StatusOK {
+			t.Fatalf("alice's initialize %d: %d %s", i, code, body)
+		}
+		sids = append(sids, hdr.Get("Mcp-Session-Id"))
+	}
+	if m := get(t, e.base+"/metrics", nil); !strings.Contains(m, "mcp_workbench_sessions 3") {
+		t.Errorf("alice opened 10 sessions; want 3 open: %s", grepLines(m, "mcp_workbench_sessions"))
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sids[0], "MCP-Protocol-Version", "2025-11-25", "Authorization", "Bearer alice-token"), ping); code != http.StatusNotFound {
+		t.Errorf("alice's first session: %d; want 404, ended to make room", code)
+	}
+	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sids[9], "MCP-Protocol-Version", "2025-11-25", "Authorization", "Bearer alice-token"), ping); code != http.StatusOK {
+		t.Errorf("alice's latest session: %d %s", code, body)
+	}
+	cs := connect(t, e.url, "2025-11-25", nil, tokenClient("bob-token"))
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "bob's"})); isErr || !strings.Contains(got, "bob's") {
+		t.Errorf("bob's call: %s", got)
+	}
+}
+
+// TestHTTPHeldCallOutlivesIdleUser: a 2026-07-28 call held for its
+// user's answer waits its 10 minutes even when the user sends nothing for
+// longer than sessionIdleMs: the user is not let go while a call of
+// theirs waits. (Another user, idle and with nothing waiting, is let go:
+// the sweep ran.)
+func TestHTTPHeldCallOutlivesIdleUser(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far}, "bob-token": {UserID: "bob", Expiration: far}}
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"sessionIdleMs": 1000}}, "toolboxes"`, 1), HTTPOptions{Auth: users})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+	args := `"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"ask"},"arguments":{"what":"elicit"}}`
+	raw := func(tok, body string) string {
+		_, out, _ := do(t, http.MethodPost, e.url, mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool", "Authorization", "Bearer "+tok), body)
+		return out
+	}
+	out := raw("alice-token", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,`+args+`}}`)
+	i := strings.Index(out, `"requestState":"`)
+	if i < 0 {
+		t.Fatalf("the first call: %s; want input_required with a requestState", out)
+	}
+	state := out[i+len(`"requestState":"`):]
+	state = state[:strings.IndexByte(state, '"')]
+	key := out[strings.Index(out, `"inputRequests":{"`)+len(`"inputRequests":{"`):]
+	key = key[:strings.IndexByte(key, '"')]
+	// Bob comes after Alice's last request: once he is let go, Alice was
+	// idle as long.
+	echo := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"use_tool",` + meta + `,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"bob"}}}}`
+	if got := raw("bob-token", echo); !strings.Contains(got, "bob") {
+		t.Fatalf("bob's call: %s", got)
+	}
+	fakeserver.Eventually(t, "the idle user with nothing waiting to be let go", func() bool {
+		return strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_users 1")
+	})
+	retry := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",%s,%s,"requestState":%q,"inputResponses":{%q:{"action":"accept","content":{"name":"Ada"}}}}}`, meta, args, state, key)
+	if got := raw("alice-token", retry); !strings.Contains(got, "Ada") {
+		t.Errorf("the answer after the user idled: %s; want the held call's result", got)
 	}
 }

@@ -33,6 +33,14 @@ type HTTPHost struct {
 	OnCall func(toolbox, server, outcome string, took time.Duration)
 }
 
+// Waiting is how many of the host's calls wait for its answers (2026-07-28
+// held calls, up to their 10 minutes).
+func (h *HTTPHost) Waiting() int {
+	h.hc.heldMu.Lock()
+	defer h.hc.heldMu.Unlock()
+	return len(h.hc.held)
+}
+
 // Server is the MCP server to serve the host's requests with.
 func (h *HTTPHost) Server() *mcp.Server { return h.server }
 
