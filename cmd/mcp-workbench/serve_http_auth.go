@@ -39,7 +39,7 @@ func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.
 // authentication, every caller is the one local user).
 func httpLimits(cfg *config.Config) func(http.Handler) http.Handler {
 	lim := cfg.HTTP.Limits.OrDefaults()
-	return httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls}).Middleware
+	return httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls, MaxBodyBytes: lim.MaxBodyBytes}).Middleware
 }
 
 // authenticator is an httpauth.Authenticator as the front door takes it.

@@ -495,3 +495,55 @@ func grepLines(text, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestServeHTTPBatchesCountEachCall: a host of 2025-03-26 may send
+// JSON-RPC batches; each call in one counts against its credential's
+// limits as it would alone. With 2 calls at once and a burst of 4, a POST
+// of 20 calls is refused with 429 (none of them runs); one of 2 is
+// served.
+func TestServeHTTPBatchesCountEachCall(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"limits": map[string]any{"callsPerSecond": 2, "burst": 4, "concurrentCalls": 2}},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("http-batch", "a")}}},
+	})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+	post := func(sid, body string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, wb.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-03-26")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	}
+	code, body, sid := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if code != http.StatusOK || sid == "" || !strings.Contains(body, "2025-03-26") {
+		t.Fatalf("initialize at 2025-03-26: %d %s", code, body)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	batch := func(n int) string {
+		calls := make([]string, n)
+		for i := range calls {
+			calls[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"call %d"}}}}`, i+1, i+1)
+		}
+		return "[" + strings.Join(calls, ",") + "]"
+	}
+	code, body, _ = post(sid, batch(20))
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "a batch of 20 calls") {
+		t.Errorf("a batch of 20 calls: %d %.300s; want 429 naming the batch", code, body)
+	}
+	if strings.Contains(body, "call 1") {
+		t.Errorf("a call of the refused batch ran: %.300s", body)
+	}
+	code, body, _ = post(sid, batch(2))
+	if code != http.StatusOK || !strings.Contains(body, "call 1") || !strings.Contains(body, "call 2") {
+		t.Errorf("a batch of 2 calls: %d %.500s; want both answered", code, body)
+	}
+}
