@@ -421,7 +421,10 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		defer f.inflight.Done()
 	}
 	if f.limits.RequestTimeout > 0 && r.Method == http.MethodPost {
-		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout)
+		// A use_tool call is bounded by its host (CallTimeout), which
+		// answers it with a tool error; the request itself, a moment
+		// later, whatever it is.
+		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout+requestGrace)
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
@@ -449,6 +452,10 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.newSession(w, r, u, c)
 }
+
+// requestGrace is how much longer than requestTimeoutMs a request may
+// take: time for the timed-out call's answer to be written.
+const requestGrace = 5 * time.Second
 
 // userKey keys the caller's *httpUser in a request's context.
 type userKey struct{}
@@ -642,6 +649,7 @@ func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
 		u.wb = f.newWorkbenchLocked(u, u.groups)
 		u.open = u.wb.NewHTTPHost(cmpOr(u.key, "local"))
 		u.open.OnCall = f.metrics.call
+		u.open.CallTimeout = f.limits.RequestTimeout
 	}
 	return u.open.Server()
 }
@@ -687,6 +695,7 @@ func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
 		f.mu.Unlock()
 		s.host = s.wb.NewHTTPHost("")
 		s.host.OnCall = f.metrics.call
+		s.host.CallTimeout = f.limits.RequestTimeout
 	}
 	return s.host.Server()
 }

@@ -756,22 +756,32 @@ func TestHTTPBadCertificate(t *testing.T) {
 }
 
 // TestHTTPRequestTimeout: a call that outlasts requestTimeoutMs is given
-// up: the server's call is cancelled, and the workbench goes on.
+// up, at both protocol generations (a 2025 session's call is served on the
+// session's context, which the HTTP request's end does not reach): the
+// host gets a tool error naming the bound, the server's call is
+// cancelled, and the workbench goes on.
 func TestHTTPRequestTimeout(t *testing.T) {
 	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"requestTimeoutMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
-	hdr := mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool")
-	// The sleep's gate is never opened: only the timeout ends the call.
-	code, body, _ := do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"sleep"},"arguments":{"ms":1}}}}`)
-	if strings.Contains(body, "slept") {
-		t.Fatalf("the call answered: %d %s", code, body)
-	}
-	fakeserver.Eventually(t, "the server's call to be cancelled", func() bool {
-		return len(fakeserver.ReadLines(e.state, fakeserver.CancelsFile)) > 0
-	})
-	_, body, _ = do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"after"}}}}`)
-	if !strings.Contains(body, "after") {
-		t.Errorf("a call after the timeout: %s", body)
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		cs := connect(t, e.url, protocol, nil, nil)
+		// The server started first (open_toolbox is not a use_tool call):
+		// the bound is for the call alone.
+		if got, isErr := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"}); isErr {
+			t.Fatalf("%s: open_toolbox: %s", protocol, got)
+		}
+		// The sleep's gate is never opened: only the timeout ends the call.
+		got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "sleep", map[string]any{"ms": 1}))
+		if !isErr || !strings.Contains(got, "requestTimeoutMs") {
+			t.Errorf("%s: the call past the bound: %q (error %v); want a tool error naming requestTimeoutMs", protocol, got, isErr)
+		}
+		// Each sleep that reached its server is cancelled there (on a busy
+		// machine the bound may pass before the call is sent).
+		fakeserver.Eventually(t, protocol+": the server's call to be cancelled", func() bool {
+			return len(fakeserver.ReadLines(e.state, fakeserver.CancelsFile)) == strings.Count(strings.Join(fakeserver.ReadLines(e.state, fakeserver.CallsFile), ","), "sleep")
+		})
+		if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "after"})); isErr || !strings.Contains(got, "after") {
+			t.Errorf("%s: a call after the timeout: %s", protocol, got)
+		}
 	}
 }
 
