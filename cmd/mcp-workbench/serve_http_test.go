@@ -281,11 +281,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestServeHTTPJSONLogs: with "logFormat": "json", every line the
-// workbench logs is one JSON object, the servers' stderr lines included.
+// workbench logs is one JSON object, the servers' stderr lines and the
+// configuration's warnings (logged before serving begins) included.
 func TestServeHTTPJSONLogs(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{
-		"http":      map[string]any{"logFormat": "json"},
-		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("json-logs", "a", fakeserver.EnvFlood, "3")}}},
+		"somethingElseEntirely": true,
+		"http":                  map[string]any{"logFormat": "json"},
+		"toolboxes":             map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("json-logs", "a", fakeserver.EnvFlood, "3")}}},
 	})
 	wb := startHTTPWorkbench(t, nil, "--config", cfg)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
@@ -312,6 +314,9 @@ func TestServeHTTPJSONLogs(t *testing.T) {
 		if m["msg"] == "server stderr" && strings.HasPrefix(fmt.Sprint(m["line"]), "[dev/a] ") {
 			stderrLines++
 		}
+	}
+	if !strings.Contains(wb.logs.String(), "somethingElseEntirely") {
+		t.Errorf("the configuration's warning of an unknown key is not in the log:\n%s", wb.logs.String())
 	}
 	if stderrLines < 3 {
 		t.Errorf("%d of the server's stderr lines logged as records; want its 3 at least", stderrLines)
