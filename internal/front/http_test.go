@@ -544,6 +544,9 @@ func TestHTTPRequestStatesVerifyOnEveryReplica(t *testing.T) {
 	if i < 0 || !strings.Contains(out, "input_required") {
 		t.Fatalf("the first call: %s; want input_required with a requestState", out)
 	}
+	if !strings.Contains(out, `"content":[]`) {
+		t.Errorf("the input_required result over HTTP: %s; want content [] (as over stdio)", out)
+	}
 	state := out[i+len(`"requestState":"`):]
 	state = state[:strings.IndexByte(state, '"')]
 	retry := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",%s,%s,"requestState":%q,"inputResponses":{}}}`, meta, args, state)
