@@ -106,9 +106,9 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	start := time.Now()
 	outcome := "error"
+	in := parseUse(p.Arguments) // once: the call and its metrics read it
 	if h.OnCall != nil {
-		ref, _, _ := parseUseInput(p.Arguments)
-		defer func() { h.OnCall(ref.Toolbox, ref.Server, outcome, time.Since(start)) }()
+		defer func() { h.OnCall(in.ref.Toolbox, in.ref.Server, outcome, time.Since(start)) }()
 	}
 	var responses json.RawMessage
 	if len(p.InputResponses) > 0 {
@@ -128,7 +128,7 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	done := make(chan json.RawMessage, 1)
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
+	cancel := c.startParsed(in, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:
