@@ -348,6 +348,12 @@ func LoadUnsetAsWarnings(path string, lookup LookupFunc) (*Config, error) {
 	return cfg, err
 }
 
+// ParseUnsetAsWarnings is [LoadUnsetAsWarnings] for a configuration not
+// yet in a file: the one import is about to write.
+func ParseUnsetAsWarnings(data []byte, lookup LookupFunc) (*Config, error) {
+	return parse(data, lookup, "", true)
+}
+
 // loadFile is [LoadWith], also returning the bytes read (nil if the file
 // could not be read), so that a watcher can tell an unchanged file.
 func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
