@@ -220,6 +220,16 @@ func (e *env) logger(name string, g globalOptions) (*slog.Logger, *syncWriter, e
 // the configuration that g names and logs its warnings. A configuration
 // that cannot be used is reported on stderr: exit status 1.
 func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
+	cfg, log, logOut, err := e.loadQuiet(name, g)
+	if err == nil {
+		front.WarnConfig(log, cfg.Warnings)
+	}
+	return cfg, log, logOut, err
+}
+
+// loadQuiet is load without logging the configuration's warnings: for
+// serve --http, which logs them once its log has the configured format.
+func (e *env) loadQuiet(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
 	log, logOut, err := e.logger(name, g)
 	if err != nil {
 		return nil, nil, nil, err
@@ -235,7 +245,6 @@ func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, 
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return nil, nil, nil, &exitError{code: 1}
 	}
-	front.WarnConfig(log, cfg.Warnings)
 	return cfg, log, logOut, nil
 }
 

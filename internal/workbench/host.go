@@ -333,11 +333,17 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 // ask (nil: the workbench's Ask). reply gets the call's answer once, as
 // use.go makes it.
 func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	return c.startParsed(parseUse(args), state, responses, held, scope, progress, ask, reply)
+}
+
+// startParsed is startUse of arguments parsed once (parseUse): the
+// identifier of the tool is read once per call, whatever else needs it.
+func (c *hostConn) startParsed(in parsedUse, state string, responses json.RawMessage, held bool, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	ref := in.ref
 	if state != "" || (len(responses) > 0 && string(responses) != "null") {
 		// The host's answers to a held call's input requests.
-		ref, _, err := parseUseInput(args)
-		if err != nil {
-			reply(resultJSON("use_tool: "+err.Error(), true))
+		if in.err != nil {
+			reply(resultJSON("use_tool: "+in.err.Error(), true))
 			return func() {}
 		}
 		h, why := c.resume(ref, state, responses)
@@ -349,11 +355,10 @@ func (c *hostConn) startUse(args json.RawMessage, state string, responses json.R
 		return h.giveUp
 	}
 	if !held {
-		return c.w.useTool(args, scope, progress, ask, reply)
+		return c.w.useParsed(in, scope, progress, ask, reply)
 	}
-	ref, _, _ := parseUseInput(args)
 	h := c.holdCall(ref, reply)
-	stop := c.w.useTool(args, scope, progress, h.ask, h.finish)
+	stop := c.w.useParsed(in, scope, progress, h.ask, h.finish)
 	h.mu.Lock()
 	h.cancel = stop
 	h.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,6 +35,23 @@ type HTTPHost struct {
 	// server (as the call named them), its outcome (ok, tool_error,
 	// input_required, error, cancelled) and how long it took.
 	OnCall func(toolbox, server, outcome string, took time.Duration)
+	// CallTimeout, if set, bounds each use_tool call of the host (the
+	// "http.limits.requestTimeoutMs"): past it the call is cancelled and
+	// the host gets a tool error saying so. A 2025 host's call is served
+	// on the session's context, which the HTTP request's end does not
+	// reach; this bounds both generations alike.
+	CallTimeout time.Duration
+}
+
+// errCallTimeout is the cause of a call's end at CallTimeout.
+var errCallTimeout = errors.New("the call outlasted requestTimeoutMs")
+
+// Waiting is how many of the host's calls wait for its answers (2026-07-28
+// held calls, up to their 10 minutes).
+func (h *HTTPHost) Waiting() int {
+	h.hc.heldMu.Lock()
+	defer h.hc.heldMu.Unlock()
+	return len(h.hc.held)
 }
 
 // Server is the MCP server to serve the host's requests with.
@@ -76,6 +94,11 @@ func WithInputResponses(ctx context.Context, raw json.RawMessage) context.Contex
 // handleUse serves a use_tool call of the SDK's session.
 func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, p := h.hc, req.Params
+	if h.CallTimeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, h.CallTimeout, errCallTimeout)
+		defer stop()
+	}
 	var protocol string
 	if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
 		protocol = v
@@ -99,9 +122,9 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	start := time.Now()
 	outcome := "error"
+	in := parseUse(p.Arguments) // once: the call and its metrics read it
 	if h.OnCall != nil {
-		ref, _, _ := parseUseInput(p.Arguments)
-		defer func() { h.OnCall(ref.Toolbox, ref.Server, outcome, time.Since(start)) }()
+		defer func() { h.OnCall(in.ref.Toolbox, in.ref.Server, outcome, time.Since(start)) }()
 	}
 	var responses json.RawMessage
 	if len(p.InputResponses) > 0 {
@@ -129,7 +152,7 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if h.perClient {
 		scope = grantScope(p.Meta)
 	}
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, scope, progress, ask, func(res json.RawMessage) {
+	cancel := c.startParsed(in, p.RequestState, responses, held, scope, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:
@@ -140,6 +163,9 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	case answer = <-done:
 	case <-ctx.Done():
 		cancel()
+		if context.Cause(ctx) == errCallTimeout {
+			return textResult(fmt.Sprintf("use_tool: no answer within %s (the workbench's \"http.limits.requestTimeoutMs\"); the call was cancelled", h.CallTimeout), true), nil
+		}
 		outcome = "cancelled"
 		return nil, ctx.Err()
 	}

@@ -24,24 +24,38 @@ type toolRef struct {
 	Tool    string `json:"tool"`
 }
 
-// useTool serves one use_tool call whose input (the tool's "arguments") is
-// input. reply gets the result object to answer with, exactly once, on
-// another goroutine or before useTool returns. cancel gives the call up.
-// ask, if set, answers the server's requests of the host during the call.
-// scope is the host session the call comes from, where the workbench
-// serves several (see grantScope); "" for the workbench's one.
-func (w *Workbench) useTool(input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+// parsedUse is use_tool's input read once: the tool's identifier and
+// arguments, or why they cannot be read, and the input as it came.
+type parsedUse struct {
+	ref     toolRef
+	rawArgs json.RawMessage
+	err     error
+	input   json.RawMessage
+}
+
+func parseUse(input json.RawMessage) parsedUse {
 	ref, rawArgs, err := parseUseInput(input)
-	if err != nil {
-		reply(resultJSON("use_tool: "+err.Error(), true))
+	return parsedUse{ref: ref, rawArgs: rawArgs, err: err, input: input}
+}
+
+// useParsed serves one use_tool call whose input (the tool's "arguments"),
+// read by parseUse, is in. reply gets the result object to answer with,
+// exactly once, on another goroutine or before useParsed returns. cancel
+// gives the call up. ask, if set, answers the server's requests of the
+// host during the call. scope is the host session the call comes from,
+// where the workbench serves several (see grantScope); "" for the
+// workbench's one.
+func (w *Workbench) useParsed(in parsedUse, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	if in.err != nil {
+		reply(resultJSON("use_tool: "+in.err.Error(), true))
 		return func() {}
 	}
-	args, err := objectArgs(rawArgs)
+	args, err := objectArgs(in.rawArgs)
 	if err != nil {
-		reply(ref.refused(err.Error()))
+		reply(in.ref.refused(err.Error()))
 		return func() {}
 	}
-	return w.useWith(ref, args, input, scope, progress, ask, reply)
+	return w.useWith(in.ref, args, in.input, scope, progress, ask, reply)
 }
 
 // Use is use_tool from Go: it calls tool of server in toolbox with args (a
