@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -96,31 +94,15 @@ func median[T int64 | float64 | time.Duration](v []T) T {
 
 type benchBinary struct{ label, path string }
 
-var (
-	treeBinaryOnce sync.Once
-	treeBinary     string
-	treeBinaryErr  error
-)
-
 // benchBinaries returns this tree's release binary, labelled "this",
 // then those WB_BENCH_BIN names.
 func benchBinaries(b *testing.B) []benchBinary {
-	treeBinaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wb-bench-bin-")
-		if err != nil {
-			treeBinaryErr = err
-			return
-		}
-		treeBinary = filepath.Join(dir, "mcp-workbench")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", treeBinary, "./cmd/mcp-workbench")
-		cmd.Dir = fakeserver.RepoRoot(b)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			treeBinaryErr = fmt.Errorf("building the workbench: %v\n%s", err, out)
-		}
-	})
-	if treeBinaryErr != nil {
-		b.Fatal(treeBinaryErr)
+	treeBinary := filepath.Join(b.TempDir(), "mcp-workbench")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", treeBinary, "./cmd/mcp-workbench")
+	cmd.Dir = fakeserver.RepoRoot(b)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the workbench: %v\n%s", err, out)
 	}
 	bins := []benchBinary{{"this", treeBinary}}
 	for _, f := range strings.Split(os.Getenv("WB_BENCH_BIN"), ",") {
