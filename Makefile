@@ -23,13 +23,23 @@ NPM_DIR := testdata/npm
 # pinned: its client authorization scenarios run against the workbench.
 CONFORMANCE_DIR := testdata/conformance
 
-# staticcheck, pinned: make lint installs this version into bin/tools on first use.
+# The Claude Desktop bundle tool (mcpb), pinned: the release packs a bundle
+# per platform with it (deploy/mcpb).
+MCPB_DIR := testdata/mcpb
+
+# The pinned tools, each installed into bin/tools on first use (make tools):
+# staticcheck for make lint; GoReleaser, which builds the release
+# (.goreleaser.yaml), and actionlint, which checks .github/workflows, for
+# make dist and make release-check.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+GORELEASER_VERSION := v2.15.1
+GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)/goreleaser
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := bin/tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
 
-PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
-
-.PHONY: all build demo test test-deps lint tools bench cross dist clean search-eval screen-eval
+.PHONY: all build demo test test-deps lint tools bench dist release-check release-deps actionlint \
+	release-notes source-version goreleaser-version clean search-eval screen-eval
 
 all: build
 
@@ -116,34 +126,69 @@ lint: $(STATICCHECK)
 	GOOS=windows $(STATICCHECK) -f binary ./... > bin/staticcheck-windows.bin
 	$(STATICCHECK) -merge bin/staticcheck-linux.bin bin/staticcheck-windows.bin
 
-## tools: the pinned lint tools, in bin/tools
-tools: $(STATICCHECK)
+## tools: the pinned tools, in bin/tools
+tools: $(STATICCHECK) $(GORELEASER) $(ACTIONLINT)
 
 $(STATICCHECK):
 	GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	@$(STATICCHECK) -version | grep -qF "($(STATICCHECK_VERSION:v%=%))" || { echo "lint: $(STATICCHECK) is not staticcheck $(STATICCHECK_VERSION)" >&2; exit 1; }
 
-## cross: build for every platform of a release, keeping nothing (CI runs it)
-cross:
-	@for p in $(PLATFORMS); do \
-	  echo "building $$p"; \
-	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -trimpath -o /dev/null ./cmd/mcp-workbench || exit 1; \
-	done
+$(GORELEASER):
+	GOBIN=$(CURDIR)/$(dir $(GORELEASER)) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	@$(GORELEASER) --version 2>&1 | grep -qE "GitVersion: +$(GORELEASER_VERSION:v%=%)$$" || { echo "tools: $(GORELEASER) is not GoReleaser $(GORELEASER_VERSION)" >&2; exit 1; }
 
-## dist: release archives for every platform in dist/, with SHA256SUMS
-dist:
-	@command -v zip >/dev/null || { echo "dist: zip is needed for the Windows archives" >&2; exit 1; }
-	rm -rf dist && mkdir -p dist
-	@for p in $(PLATFORMS); do \
-	  os=$${p%/*}; arch=$${p#*/}; exe=; [ $$os = windows ] && exe=.exe; \
-	  name=mcp-workbench_$(or $(VERSION:v%=%),$(SOURCE_VERSION))_$${os}_$${arch}; \
-	  echo "dist/$$name"; mkdir -p dist/$$name; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o dist/$$name/mcp-workbench$$exe ./cmd/mcp-workbench || exit 1; \
-	  cp README.md CHANGELOG.md workbench-config.example.json workbench-config.schema.json dist/$$name/; \
-	  if [ $$os = windows ]; then (cd dist && zip -qr $$name.zip $$name); else tar -C dist -czf dist/$$name.tar.gz $$name; fi; \
-	  rm -rf dist/$$name; \
-	done
-	cd dist && sha256sum -- * > SHA256SUMS && cat SHA256SUMS
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/$(dir $(ACTIONLINT)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	@$(ACTIONLINT) -version | head -n 1 | grep -qxF "$(ACTIONLINT_VERSION:v%=%)" || { echo "tools: $(ACTIONLINT) is not actionlint $(ACTIONLINT_VERSION)" >&2; exit 1; }
+
+## release-deps: what the release build needs beside Go: mcpb (pinned in
+## testdata/mcpb) and the Node that runs it
+release-deps: $(MCPB_DIR)/node_modules/.package-lock.json
+
+$(MCPB_DIR)/node_modules/.package-lock.json: $(MCPB_DIR)/package.json $(MCPB_DIR)/package-lock.json
+	cd $(MCPB_DIR) && npm ci --no-audit --no-fund
+
+# What make dist and make release-check leave out, because it needs the
+# release workflow (signing: its OIDC identity) or a tool this machine lacks
+# (the image: docker buildx; the SBOMs: syft). Publishing is never part of
+# a snapshot.
+SNAPSHOT_SKIP = sign$(if $(shell docker buildx version 2>/dev/null),,$(COMMA)docker)$(if $(shell command -v syft 2>/dev/null),,$(COMMA)sbom)
+COMMA := ,
+
+## dist: a snapshot of the whole release in dist/ with GoReleaser (archives,
+## deb and rpm, Claude Desktop bundles, checksums; the image and SBOMs when
+## docker buildx and syft are installed), versioned as make build does
+dist: $(GORELEASER) release-deps
+	@echo "dist: leaving out $(SNAPSHOT_SKIP)"
+	SOURCE_VERSION=$(SOURCE_VERSION) $(GORELEASER) release --snapshot --clean --skip=$(SNAPSHOT_SKIP)
+
+## actionlint: lint .github/workflows
+actionlint: $(ACTIONLINT)
+	$(ACTIONLINT)
+
+## release-check: what a release would do, short of publishing: goreleaser
+## check, actionlint, the snapshot of every platform (leaving out signing,
+## the image and SBOMs, which need the release workflow, docker buildx or
+## syft), then the linux/amd64 archive, deb and Claude Desktop bundle
+## unpacked and their binaries run (.ci/release-check). CI runs it.
+release-check: $(GORELEASER) $(ACTIONLINT) release-deps
+	$(GORELEASER) check
+	$(ACTIONLINT)
+	SOURCE_VERSION=$(SOURCE_VERSION) $(GORELEASER) release --snapshot --clean --skip=sign,docker,sbom
+	bash .ci/release-check dist $(SOURCE_VERSION) $(MCPB_DIR)/node_modules/.bin/mcpb
+
+## release-notes: the section of CHANGELOG.md for RELEASE (X.Y.Z; default
+## the source's version), into bin/release-notes.md: the release's notes
+RELEASE ?= $(SOURCE_VERSION)
+release-notes:
+	@mkdir -p bin
+	bash .ci/release-notes $(RELEASE) CHANGELOG.md > bin/release-notes.md
+
+source-version:
+	@echo $(SOURCE_VERSION)
+
+goreleaser-version:
+	@echo $(GORELEASER_VERSION)
 
 clean:
-	rm -rf bin dist $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules
+	rm -rf bin dist $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules $(MCPB_DIR)/node_modules

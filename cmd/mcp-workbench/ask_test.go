@@ -90,7 +90,7 @@ func TestOfficialServersAskTheHost(t *testing.T) {
 				t.Errorf("roots: %s", text)
 			}
 			if protocol >= "2026-07-28" {
-				return // the filesystem server asks for roots outside a call: the session's folder (README)
+				return // the filesystem server asks for roots outside a call: the session's folder (docs/how-it-works.md)
 			}
 			text, isErr = callTool(t, cs, "use_tool", use("ask", "files", "read_text_file", map[string]any{"path": filepath.Join(project, "note.txt")}))
 			if isErr || !strings.Contains(text, "inside the roots") {

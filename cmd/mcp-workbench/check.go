@@ -27,9 +27,21 @@ func tokens(n int) int { return (n + 3) / 4 }
 const checkUsage = `Usage: mcp-workbench check [--config PATH] [TOOLBOX...]
 
 Starts the servers of the named toolboxes (every toolbox if none) as
-open_toolbox would, all in parallel, with progress on stderr. Then reports
-each server's status, tool count and start time, and for each toolbox the
-size of what open_toolbox returns, in bytes and about how many tokens.
+open_toolbox would, all in parallel, with progress on stderr (a package
+runner's install, such as npx's, is said when it takes a while). Then
+reports, for each toolbox, the size of what open_toolbox returns, in bytes
+and about how many tokens, and for each server:
+  - its status, tool count and start time, or why it could not start (for
+    a remote server that needs a login, the login command);
+  - its pins: how many tools are pinned, changed, new and removed since
+    they were pinned, the tools withheld and what screening flags, with
+    the command to review them (mcp-workbench tools diff);
+  - with permission rules in the configuration, each tool's decision
+    (allow, ask or deny) and the rule that makes it; rules that match no
+    tool are warned of at the end.
+Last, the size of the workbench's own two tools: what a host sees before
+any toolbox is opened. The servers' tool lists refresh the tool catalog,
+so that later opens and searches answer without starting them.
 Exits 1 if any enabled server could not start.
 ` + globalFlagsHelp
 
@@ -194,9 +206,14 @@ func check(ctx context.Context, cfg *config.Config, names []string, log *slog.Lo
 	return nil
 }
 
+// installNoteAfter is how long a package runner's install goes on before
+// check says so: a package that is installed already takes the runner a
+// moment to find, which is not worth a line (nor a "for 0s").
+var installNoteAfter = 5 * time.Second
+
 // watchInstall says on w when s's start is a package runner's install
-// (again, every half minute that it goes on), and when it has installed,
-// until the returned stop.
+// that has taken installNoteAfter or more (again, every half minute that
+// it goes on), and when it has installed, until the returned stop.
 func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func()) {
 	done := make(chan struct{})
 	ended := make(chan struct{})
@@ -212,8 +229,8 @@ func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func
 			case now := <-tick.C:
 				st := s.State().Status
 				switch {
-				case st == downstream.StatusInstalling && (said.IsZero() || now.Sub(said) >= 30*time.Second):
-					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Round(time.Second))
+				case st == downstream.StatusInstalling && now.Sub(start) >= installNoteAfter && (said.IsZero() || now.Sub(said) >= 30*time.Second):
+					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Truncate(time.Second))
 					said = now
 				case st == downstream.StatusStarting && !said.IsZero():
 					fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))

@@ -22,9 +22,16 @@ mcp-workbench --version prints the version, as mcp-workbench version does.
 Run mcp-workbench help COMMAND (or COMMAND --help) for a command's flags and arguments.
 
 Start with:
-  mcp-workbench import ~/Library/Application\ Support/Claude/claude_desktop_config.json
+  mcp-workbench import HOST-CONFIG --out workbench-config.json
+      a workbench configuration of your host's servers, one toolbox each;
+      HOST-CONFIG is the host's file, such as ~/.claude.json (Claude Code),
+      ~/.cursor/mcp.json (Cursor) or claude_desktop_config.json (Claude Desktop)
   mcp-workbench check
-  mcp-workbench call knowledge memory read_graph
+      starts every server of ./workbench-config.json as a host would and
+      reports each one: its toolbox, status and number of tools
+  mcp-workbench call TOOLBOX SERVER TOOL '{"NAME": "VALUE"}'
+      calls one tool, as the model does through use_tool; a TOOL the server
+      does not have is refused with the names of those it has
 `
 }
 

@@ -129,7 +129,12 @@ func runHook(_ context.Context, e *env, args []string) error {
 	case permissions.Deny:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration denies %s: %s.", names, v.By)
 	case permissions.Ask:
-		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("Run %s? The workbench configuration asks: %s.", names, v.By)
+		// Claude Code shows the reason in its prompt; in -p mode, where it
+		// cannot prompt, it refuses the call and the model reads the reason:
+		// it must read as a question and as a refusal.
+		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("%s needs the user's approval: the workbench configuration asks, by %s. "+
+			"Where the user cannot be asked (claude -p without --permission-prompt-tool) the call is refused and did not run: "+
+			"to allow it there, make that \"ask\" an \"allow\" in %s, or give claude -p a --permission-prompt-tool.", upperFirst(names), v.By, path)
 		out.HookSpecificOutput.UpdatedInput = approvedInput(in.ToolInput, ref.Toolbox, ref.Server, ref.Tool, ti.Arguments)
 	default:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration allows %s: %s.", names, v.By)
@@ -140,6 +145,14 @@ func runHook(_ context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
 	return err
+}
+
+// upperFirst writes s with its first letter capital (s is ASCII here).
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // isUseTool reports whether Claude Code's name of a tool is a workbench's

@@ -94,7 +94,7 @@ func TestHookClaudeCode(t *testing.T) {
 				}
 				stdout = strings.ReplaceAll(stdout, token, "APPROVAL")
 			}
-			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, stdout, strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
+			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, strings.ReplaceAll(stdout, cfgPath, "CONFIG"), strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
 			file := filepath.Join("testdata", "hook", name+".golden")
 			if *update {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {

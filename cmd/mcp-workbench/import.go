@@ -2,31 +2,49 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
-const importUsage = `Usage: mcp-workbench import PATH [--out FILE] [--force] [--toolbox NAME]
+const importUsage = `Usage: mcp-workbench import [PATH] [--from HOST] [--out FILE] [--force] [--toolbox NAME]
 
-Reads the MCP servers of a host configuration (Claude Desktop's
-claude_desktop_config.json, Claude Code's .mcp.json or ~/.claude.json, Cursor's
-mcp.json) and writes a workbench configuration holding them, entries unchanged.
-Each toolbox gets a TODO description to replace; ${VAR}s that are not set here
-are pointed out.
+Reads the MCP servers of a host's file and writes a workbench configuration
+holding them: Claude Desktop's claude_desktop_config.json, Claude Code's
+.mcp.json or ~/.claude.json, Cursor's mcp.json (entries copied unchanged),
+Codex's config.toml, VS Code's mcp.json, Gemini CLI's settings.json, Copilot
+CLI's mcp-config.json, OpenCode's opencode.json, Windsurf's mcp_config.json,
+Zed's settings.json and Cline's cline_mcp_settings.json (each key made the
+workbench's: enabled_tools, includeTools and tools become toolFilters,
+timeouts the workbench's, values the host supplied ${VAR}s). Every key that
+cannot be carried over is named in a warning. Each toolbox gets a draft
+description, from what its server is, to edit; ${VAR}s that are not set
+here are pointed out. It ends with how to add the workbench to the host.
+
+Without PATH it lists the host files it finds on this machine and the
+servers each holds.
 
 Flags:
-  --out FILE      the file to write (default workbench-config.json)
+  --from HOST     read PATH as HOST's file (default: told from the file):
+                  claude-code, claude-desktop, cline, codex, copilot-cli,
+                  cursor, gemini-cli, opencode, vscode, windsurf, zed
+  --out FILE      the file to write (default workbench-config.json); its
+                  folder is made if need be
   --force         overwrite FILE if it exists
   --toolbox NAME  put every server in one toolbox NAME (default: one toolbox per server)
   --log-level LEVEL
@@ -40,6 +58,7 @@ type importOptions struct {
 	out     string // the workbench configuration to write
 	force   bool   // overwrite out if it exists
 	toolbox string // one toolbox of this name for every server; "" for one per server
+	from    string // the host whose file src is; "" to tell from the file
 }
 
 // runImport implements mcp-workbench import: it turns the servers of a
@@ -49,6 +68,10 @@ func runImport(_ context.Context, e *env, args []string) error {
 	opts, err := parseImportArgs(e, args)
 	if err != nil {
 		return e.usageError("import", err)
+	}
+	if opts.src == "" {
+		listHostFiles(e.stdout)
+		return nil
 	}
 	if err := doImport(opts, e.stdout, e.stderr); err != nil {
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
@@ -64,13 +87,12 @@ func parseImportArgs(e *env, args []string) (importOptions, error) {
 	fset.StringVar(&opts.out, "out", config.DefaultPath, "")
 	fset.BoolVar(&opts.force, "force", false, "")
 	fset.StringVar(&opts.toolbox, "toolbox", "", "")
+	fset.StringVar(&opts.from, "from", "", "")
 	positional, err := parse(fset, args)
 	if err != nil {
 		return opts, err
 	}
 	switch {
-	case len(positional) == 0:
-		return opts, errors.New("missing PATH, the host configuration to import")
 	case len(positional) > 1:
 		return opts, fmt.Errorf("unexpected argument %q (import reads one host configuration)", positional[1])
 	case opts.configPath != "":
@@ -80,7 +102,16 @@ func parseImportArgs(e *env, args []string) (importOptions, error) {
 	if _, err := parseLevel(opts.logLevel); err != nil {
 		return opts, err
 	}
-	opts.src = positional[0]
+	if len(positional) == 1 {
+		opts.src = positional[0]
+	} else if fset.NFlag() > 0 {
+		// Flags for an import without the file to import: the user
+		// meant one (import alone lists the files there are).
+		return opts, errors.New("missing PATH, the host configuration to import (mcp-workbench import alone lists the host files on this machine)")
+	}
+	if opts.from != "" && hostconfig.HostNamed(opts.from) == nil {
+		return opts, fmt.Errorf("unknown host %q for --from: want one of %s", opts.from, hostconfig.HostNames())
+	}
 	fset.Visit(func(f *flag.Flag) {
 		switch {
 		case f.Name == "out" && strings.TrimSpace(opts.out) == "":
@@ -107,15 +138,23 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot read the host configuration: %w", err)
 	}
-	found, err := hostconfig.Read(opts.src, data)
+	read, err := hostconfig.ReadHost(opts.src, data, opts.from)
 	if err != nil {
 		return err
+	}
+	for _, w := range read.Warnings {
+		log.Warn("import: " + w)
+	}
+	found := read.Servers
+	if len(found) == 0 {
+		return fmt.Errorf("nothing to import from %s: none of its servers can be carried over (see the warnings above)", opts.src)
 	}
 	servers, notes := hostconfig.Name(found)
 	for _, n := range notes {
 		log.Warn("import: " + n)
 	}
 	boxes := hostconfig.Plan(servers, opts.toolbox)
+	hostconfig.Draft(boxes, catalogTools(boxes, log))
 	out := hostconfig.Render(boxes)
 
 	warnings, err := hostconfig.Check(out, boxes, os.LookupEnv)
@@ -126,39 +165,43 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	front.WarnConfig(log, warnings)
-	printNextSteps(stdout, opts, found, boxes)
+	printNextSteps(stdout, opts, read.Host, found, boxes)
 	return nil
 }
 
-// writeNew writes the configuration to opts.out. Without --force the file
-// is created exclusively, so that an existing file is never replaced, not
-// even by a race. The host configuration itself is never overwritten, even
-// with --force: it still lists the servers the user has.
+// writeNew writes the configuration to opts.out, making its folder (0700)
+// if need be, so that "--out ~/.config/mcp-workbench/config.json" works on
+// a fresh home. The file is written whole or not at all (a temporary file
+// renamed, or linked into place), 0600 since it holds the servers' env and
+// headers. Without --force an existing file is never replaced, not even by
+// a race: the link fails if the name is taken. The host configuration
+// itself is never overwritten, even with --force: it still lists the
+// servers the user has.
 func writeNew(opts importOptions, data []byte) error {
 	if srcInfo, err := os.Stat(opts.src); err == nil {
 		if outInfo, err := os.Stat(opts.out); err == nil && os.SameFile(srcInfo, outInfo) {
 			return fmt.Errorf("%s is the host configuration being imported: give another --out", opts.out)
 		}
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	exists := fmt.Errorf("%s already exists: give --force to overwrite it, or --out FILE to write another file", opts.out)
+	if _, err := os.Lstat(opts.out); err == nil && !opts.force {
+		return exists
+	}
+	dir := filepath.Dir(opts.out)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("cannot make the folder of the workbench configuration: %w", err)
+	}
 	if opts.force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(opts.out, flags, 0o600) // it holds the servers' env and headers
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("%s already exists: give --force to overwrite it, or --out FILE to write another file", opts.out)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the workbench configuration: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if !opts.force {
-			_ = os.Remove(opts.out) // ours alone: it was created above
+		if err := userfile.WriteAtomic(opts.out, ".workbench-config-*.tmp", data); err != nil {
+			return fmt.Errorf("cannot write the workbench configuration %s: %w", opts.out, err)
 		}
+		return nil
+	}
+	err := userfile.WriteNew(opts.out, ".workbench-config-*.tmp", data)
+	if errors.Is(err, fs.ErrExist) {
+		return exists
+	}
+	if err != nil {
 		return fmt.Errorf("cannot write the workbench configuration %s: %w", opts.out, err)
 	}
 	return nil
@@ -167,7 +210,7 @@ func writeNew(opts importOptions, data []byte) error {
 // printNextSteps tells the user what was done and what is left: the TODO
 // descriptions, and replacing the imported servers in the host with the
 // workbench. Until they are removed the host starts them itself as well.
-func printNextSteps(stdout io.Writer, opts importOptions, found []hostconfig.Server, boxes []hostconfig.Toolbox) {
+func printNextSteps(stdout io.Writer, opts importOptions, host *hostconfig.Host, found []hostconfig.Server, boxes []hostconfig.Toolbox) {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "mcp-workbench" // found on PATH, as the host would
@@ -198,16 +241,28 @@ func printNextSteps(stdout io.Writer, opts importOptions, found []hostconfig.Ser
 
 	fmt.Fprintf(stdout, `
 Next:
-  1. Replace each "TODO" description in %s with what its tools are for:
-     the model reads the descriptions to choose a toolbox. Then check the file:
+  1. Make each "Draft: " description in %s say when the model should open
+     its toolbox (it reads them to choose one), and remove "Draft: ". Then check the file:
        %s validate --config %s
   2. Remove the imported servers from the host configuration
        %s
 `, outAbs, config.ShellQuote(exe), config.ShellQuote(outAbs), srcAbs)
-	for _, where := range serversByPlace(found) {
+	top := `top-level "mcpServers"`
+	if host != nil {
+		top = `"` + host.Container[0] + `"`
+		if host.TOML {
+			top = "[mcp_servers.NAME] tables"
+		}
+	}
+	for _, where := range serversByPlace(found, top) {
 		fmt.Fprintf(stdout, "     %s: %s\n", where.place, strings.Join(where.names, ", "))
 	}
 	fmt.Fprint(stdout, "     (or the host starts them itself as well), and add the workbench in their place")
+	if host != nil {
+		fmt.Fprintf(stdout, " (see docs/hosts/%s.md):\n", host.Name)
+		printHostEntry(stdout, host, exe, outAbs, "workbench")
+		return
+	}
 	if !hostconfig.ClaudeCode(opts.src, found) {
 		fmt.Fprintf(stdout, ":\n\n{\n  \"mcpServers\": {\n    \"workbench\": {\n      \"command\": %s,\n      \"args\": [\"--config\", %s]\n    }\n  }\n}\n",
 			frame.Quote(exe), frame.Quote(outAbs))
@@ -216,9 +271,15 @@ Next:
 	// Claude Code defers MCP tools behind its tool search; the workbench's
 	// two tools are what the model starts from, so they are always loaded.
 	entry := fmt.Sprintf(`{"type":"stdio","command":%s,"args":["--config",%s],"alwaysLoad":true}`, frame.Quote(exe), frame.Quote(outAbs))
-	fmt.Fprintf(stdout, ", for every project:\n       claude mcp add-json --scope user workbench %s\n"+
+	// A project's .mcp.json holds the servers of that project: the
+	// workbench takes their place there, not in every project.
+	scope, where := "user", ", for every project:"
+	if strings.HasSuffix(filepath.Base(opts.src), ".mcp.json") {
+		scope, where = "project", ", in the project's .mcp.json (run it in "+config.ShellQuote(filepath.Dir(srcAbs))+"):"
+	}
+	fmt.Fprintf(stdout, "%s\n       claude mcp add-json --scope %s workbench %s\n"+
 		"     (\"alwaysLoad\": true keeps its two tools loaded rather than deferred behind Claude Code's tool search)\n",
-		config.ShellQuote(entry))
+		where, scope, config.ShellQuote(entry))
 	fmt.Fprintf(stdout, "  3. To have Claude Code's own permission prompt name the tool behind each use_tool call,\n"+
 		"     by the \"permissions\" rules of %s, add its hook to ~/.claude/settings.json:\n\n%s\n",
 		outAbs, hookSettings(exe, outAbs))
@@ -248,11 +309,11 @@ type place struct {
 
 // serversByPlace groups the host's servers by the object that holds them,
 // in file order: the top-level "mcpServers", or a Claude Code project's.
-func serversByPlace(found []hostconfig.Server) []place {
+func serversByPlace(found []hostconfig.Server, top string) []place {
 	var out []place
 	seen := map[string]bool{}
 	for _, s := range found {
-		where := `top-level "mcpServers"`
+		where := top
 		if s.Project != "" {
 			where = `"projects" → ` + frame.Quote(s.Project) + ` → "mcpServers"`
 		}
@@ -270,4 +331,120 @@ func serversByPlace(found []hostconfig.Server) []place {
 		out[i].names = append(out[i].names, s.Name)
 	}
 	return out
+}
+
+// projectFiles are the hosts' files of a project, in the folder import
+// runs in.
+var projectFiles = []struct{ host, path string }{
+	{"claude-code", ".mcp.json"},
+	{"cursor", filepath.Join(".cursor", "mcp.json")},
+	{"codex", filepath.Join(".codex", "config.toml")},
+	{"vscode", filepath.Join(".vscode", "mcp.json")},
+	{"gemini-cli", filepath.Join(".gemini", "settings.json")},
+	{"opencode", "opencode.json"},
+	{"opencode", "opencode.jsonc"},
+	{"zed", filepath.Join(".zed", "settings.json")},
+}
+
+// listHostFiles prints the host files on this machine (the user's, then
+// the project's in the current folder) and the servers each holds, for
+// import without a PATH.
+func listHostFiles(stdout io.Writer) {
+	type file struct{ host, path string }
+	var files []file
+	for _, h := range hostconfig.Hosts {
+		for _, f := range h.Files() {
+			files = append(files, file{h.Name, f})
+		}
+	}
+	for _, f := range projectFiles {
+		files = append(files, file{f.host, f.path})
+	}
+	n := 0
+	for _, f := range files {
+		data, _, err := userfile.Read(f.path, 64<<20)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		h := hostconfig.HostNamed(f.host)
+		if n == 0 {
+			fmt.Fprintln(stdout, "Host files on this machine:")
+		}
+		n++
+		what := ""
+		if err != nil {
+			what = err.Error()
+		} else if read, err := hostconfig.ReadHost(f.path, data, f.host); err != nil {
+			what = "no servers to import: " + err.Error()
+		} else {
+			names := make([]string, len(read.Servers))
+			for i, s := range read.Servers {
+				names[i] = s.Name
+			}
+			what = fmt.Sprintf("%d server(s): %s", len(names), strings.Join(names, ", "))
+		}
+		fmt.Fprintf(stdout, "  %s  %s\n      %s\n", h.Title, f.path, what)
+	}
+	if n == 0 {
+		fmt.Fprintln(stdout, "No host file with MCP servers found on this machine (nor in this folder's .mcp.json, .vscode/mcp.json, …).")
+		fmt.Fprintln(stdout, "Give the file to import: mcp-workbench import PATH [--from HOST]")
+		return
+	}
+	fmt.Fprintln(stdout, "\nImport one with: mcp-workbench import PATH --out FILE")
+}
+
+// catalogTools returns, for Draft, the tools the tool catalog knows for an
+// imported server: those that the workbench listed when it last started a
+// server of the same definition (a server imported from another host is
+// often one it already ran). Nothing is made or written when there is no
+// catalog yet.
+func catalogTools(boxes []hostconfig.Toolbox, log *slog.Logger) func(string, hostconfig.Imported) []hostconfig.ToolInfo {
+	dir, err := catalog.DefaultDir()
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	cat, err := catalog.Open(dir)
+	if err != nil {
+		log.Debug("import: no tool catalog", "err", err)
+		return nil
+	}
+	// The catalog knows a server by its definition with the variables
+	// expanded, as the workbench would start it from here.
+	cfg, err := config.ParseUnsetAsWarnings(hostconfig.Render(boxes), os.LookupEnv)
+	if err != nil {
+		return nil
+	}
+	return func(toolbox string, s hostconfig.Imported) []hostconfig.ToolInfo {
+		for _, tb := range cfg.Toolboxes {
+			if tb.Name != toolbox {
+				continue
+			}
+			for _, sc := range tb.Servers {
+				if sc.Name != s.As {
+					continue
+				}
+				entry, ok, _ := cat.Get(catalog.Key(sc, downstream.ProtocolVersion))
+				if !ok {
+					return nil
+				}
+				var tools []hostconfig.ToolInfo
+				for _, raw := range entry.Tools {
+					var t hostconfig.ToolInfo
+					var obj struct {
+						Name        string `json:"name"`
+						Description string `json:"description"`
+					}
+					if json.Unmarshal(raw, &obj) == nil && obj.Name != "" {
+						t.Name, t.Description = obj.Name, obj.Description
+						tools = append(tools, t)
+					}
+				}
+				return tools
+			}
+		}
+		return nil
+	}
 }

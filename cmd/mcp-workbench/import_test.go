@@ -174,12 +174,12 @@ func TestImportHostConfigs(t *testing.T) {
 				var gotBoxes, gotServers []string
 				for _, tb := range cfg.Toolboxes {
 					gotBoxes = append(gotBoxes, tb.Name)
-					if !strings.HasPrefix(tb.Description, "TODO: say what the ") {
-						t.Errorf("toolbox %s: description %q is not a TODO", tb.Name, tb.Description)
+					if !strings.HasPrefix(tb.Description, "Draft: ") {
+						t.Errorf("toolbox %s: description %q is not marked a draft", tb.Name, tb.Description)
 					}
 					for _, s := range tb.Servers {
 						gotServers = append(gotServers, s.Name)
-						if !strings.Contains(tb.Description, s.Name) {
+						if len(tb.Servers) > 1 && !strings.Contains(tb.Description, s.Name+": ") {
 							t.Errorf("toolbox %s: description %q does not name %s", tb.Name, tb.Description, s.Name)
 						}
 					}
@@ -216,8 +216,14 @@ func TestImportHostConfigs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				wants := append([]string{"TODO", "Remove the imported servers"}, tc.places...)
-				claudeCmd := `claude mcp add-json --scope user workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
+				wants := append([]string{`Make each "Draft: " description`, "Remove the imported servers"}, tc.places...)
+				// A project's .mcp.json gets the workbench in that project,
+				// ~/.claude.json in every project.
+				scope := "user"
+				if strings.HasSuffix(tc.fixture, ".mcp.json") {
+					scope = "project"
+				}
+				claudeCmd := `claude mcp add-json --scope ` + scope + ` workbench '{"type":"stdio","command":"` + exe + `","args":["--config","` + abs + `"],"alwaysLoad":true}'`
 				entry := []string{`"args": ["--config", "` + abs + `"]`, `"command": "` + exe + `"`}
 				if tc.claudeCode {
 					wants = append(wants, claudeCmd, `"matcher": "mcp__workbench__use_tool"`, `"command": "`+exe+` hook claude-code --config `+abs+`"`)
@@ -381,7 +387,7 @@ func TestImportErrors(t *testing.T) {
 
 func TestImportHelp(t *testing.T) {
 	code, stdout, _ := runImportCmd(t, "--help")
-	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import PATH") {
+	if code != 0 || !strings.Contains(stdout, "Usage: mcp-workbench import [PATH]") {
 		t.Errorf("exit status %d, stdout %q", code, stdout)
 	}
 }
@@ -398,11 +404,11 @@ func TestImportWarnings(t *testing.T) {
 	code, stdout, stderr := runImportCmd(t, importFixture("claude-code-project.mcp.json"), "--out", out)
 	// The line validate writes for the same variable.
 	want := `level=WARN msg="configuration: toolboxes.api.mcpServers.api.headers.Authorization: environment variable API_KEY is not set here: set it where the host starts the workbench`
-	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "EVENTS_PORT") {
+	if code != 0 || !strings.Contains(stderr, want) || strings.Contains(stderr, "TODO") || strings.Contains(stderr, "Draft") || strings.Contains(stderr, "EVENTS_PORT") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(stdout, `Replace each "TODO" description`) {
-		t.Errorf("stdout does not say to replace the TODOs:\n%s", stdout)
+	if !strings.Contains(stdout, `Make each "Draft: " description`) {
+		t.Errorf("stdout does not say to finish the drafts:\n%s", stdout)
 	}
 	if _, _, vErr := runCmd(t, "", "validate", "--config", out); !strings.Contains(vErr, want) {
 		t.Errorf("validate warns of API_KEY otherwise than import:\n%s", vErr)
@@ -489,5 +495,51 @@ func TestImportWarnsOfADisabledToolbox(t *testing.T) {
 	code, _, stderr = runImportCmd(t, src, "--out", out, "--force", "--toolbox", "all")
 	if code != 0 || strings.Contains(stderr, "disabled") {
 		t.Errorf("import --toolbox all (%d):\n%s", code, stderr)
+	}
+}
+
+// TestImportMakesTheOutFolder checks the README's own command on a fresh
+// home: --out in a folder that does not exist yet makes the folder
+// (0700) and writes the file 0600, with no temporary file left beside it.
+func TestImportMakesTheOutFolder(t *testing.T) {
+	home := t.TempDir()
+	out := filepath.Join(home, ".config", "mcp-workbench", "config.json")
+	code, _, stderr := runImportCmd(t, importFixture("cursor-mcp.json"), "--out", out)
+	if code != 0 {
+		t.Fatalf("exit status %d\nstderr: %s", code, stderr)
+	}
+	if _, err := config.LoadWith(out, anyVarSet); err != nil {
+		t.Errorf("the written file does not load: %v", err)
+	}
+	entries, err := os.ReadDir(filepath.Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("the folder holds %v, want config.json alone", entries)
+	}
+	if runtime.GOOS == "windows" {
+		return // modes are not unix permissions there
+	}
+	for path, want := range map[string]os.FileMode{
+		out:                            0o600,
+		filepath.Dir(out):              0o700,
+		filepath.Join(home, ".config"): 0o700,
+	} {
+		info, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %v, want %v", path, got, want)
+		}
+	}
+	// A second import without --force leaves the file as it is.
+	before, _ := os.ReadFile(out)
+	if code, _, stderr := runImportCmd(t, importFixture("claude_desktop_config.json"), "--out", out); code == 0 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("second import: exit %d, stderr %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+		t.Error("a refused import changed the file")
 	}
 }

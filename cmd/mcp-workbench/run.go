@@ -43,6 +43,7 @@ func commands() []*command {
 		{name: "stop-shared", summary: "stop the shared workbench of a configuration", usage: stopSharedUsage, run: runStopShared},
 		{name: "serve-shared", summary: "run the shared workbench of a configuration (serve starts it)", usage: serveSharedUsage, run: runServeShared},
 		{name: "hook", summary: "Claude Code's PreToolUse hook: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
+		{name: "install", summary: "add the workbench to a host's own file (Codex, VS Code, Gemini CLI, …)", usage: installUsage, run: runInstall},
 		{name: "import", summary: "turn a host's mcpServers into a workbench configuration", usage: importUsage, run: runImport},
 		{name: "help", summary: "show the help of mcp-workbench or of one command", usage: helpUsage, run: runHelp},
 		{name: "version", summary: "print the version", usage: versionUsage, run: runVersion},
@@ -219,6 +220,16 @@ func (e *env) logger(name string, g globalOptions) (*slog.Logger, *syncWriter, e
 // the configuration that g names and logs its warnings. A configuration
 // that cannot be used is reported on stderr: exit status 1.
 func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
+	cfg, log, logOut, err := e.loadQuiet(name, g)
+	if err == nil {
+		front.WarnConfig(log, cfg.Warnings)
+	}
+	return cfg, log, logOut, err
+}
+
+// loadQuiet is load without logging the configuration's warnings: for
+// serve --http, which logs them once its log has the configured format.
+func (e *env) loadQuiet(name string, g globalOptions) (*config.Config, *slog.Logger, *syncWriter, error) {
 	log, logOut, err := e.logger(name, g)
 	if err != nil {
 		return nil, nil, nil, err
@@ -234,7 +245,6 @@ func (e *env) load(name string, g globalOptions) (*config.Config, *slog.Logger, 
 		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return nil, nil, nil, &exitError{code: 1}
 	}
-	front.WarnConfig(log, cfg.Warnings)
 	return cfg, log, logOut, nil
 }
 

@@ -65,15 +65,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("serve", err)
 	}
-	cfg, log, logOut, err := e.load("serve", opts.globalOptions)
+	cfg, log, logOut, err := e.loadQuiet("serve", opts.globalOptions)
 	if err != nil {
 		return err
 	}
 
 	o := front.Options{Version: Version(), Logger: log, LogOut: logOut}
 	if opts.http != "" {
-		return serveHTTP(ctx, cfg, o, opts)
+		return serveHTTP(ctx, cfg, o, opts) // warns in its log's format
 	}
+	front.WarnConfig(log, cfg.Warnings)
 	if opts.sharing(cfg) {
 		start := func(sock, config string) (<-chan error, error) {
 			return startSharedDaemon(sock, config, opts.globalOptions)

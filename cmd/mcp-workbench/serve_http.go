@@ -26,6 +26,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, o front.Options, opts se
 		// The servers' stderr lines too: each a record of its own.
 		o.LogOut = stderrRecords{o.Logger}
 	}
+	front.WarnConfig(o.Logger, cfg.Warnings)
 	ho := front.HTTPOptions{Options: o, Addr: opts.http}
 	if cfg.HTTP.StateKey != "" {
 		ho.StateKey = []byte(cfg.HTTP.StateKey)

@@ -39,7 +39,7 @@ func httpAuth(ctx context.Context, cfg *config.Config, log *slog.Logger) (front.
 // authentication, every caller is the one local user).
 func httpLimits(cfg *config.Config) func(http.Handler) http.Handler {
 	lim := cfg.HTTP.Limits.OrDefaults()
-	return httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls}).Middleware
+	return httpauth.NewLimiter(httpauth.Limits{CallsPerSecond: lim.CallsPerSecond, Burst: lim.Burst, ConcurrentCalls: lim.ConcurrentCalls, MaxBodyBytes: lim.MaxBodyBytes}).Middleware
 }
 
 // authenticator is an httpauth.Authenticator as the front door takes it.
@@ -54,7 +54,9 @@ func (a authenticator) MetadataHandler() http.Handler {
 	return a.Authenticator.MetadataHandler()
 }
 
-func (a authenticator) Caller(ctx context.Context) (string, []string) {
+// Caller is the request's user, under its credential's key: a static
+// token named alice and a JWT whose subject is alice are two users.
+func (a authenticator) Caller(ctx context.Context) front.Caller {
 	u, _ := httpauth.UserOf(ctx)
-	return u.Subject, u.Groups
+	return front.Caller{Key: u.Credential, Subject: u.Subject, Groups: u.Groups, Valid: func() bool { return a.StillValid(u) }}
 }

@@ -281,11 +281,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestServeHTTPJSONLogs: with "logFormat": "json", every line the
-// workbench logs is one JSON object, the servers' stderr lines included.
+// workbench logs is one JSON object, the servers' stderr lines and the
+// configuration's warnings (logged before serving begins) included.
 func TestServeHTTPJSONLogs(t *testing.T) {
 	cfg := writeConfig(t, map[string]any{
-		"http":      map[string]any{"logFormat": "json"},
-		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("json-logs", "a", fakeserver.EnvFlood, "3")}}},
+		"somethingElseEntirely": true,
+		"http":                  map[string]any{"logFormat": "json"},
+		"toolboxes":             map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("json-logs", "a", fakeserver.EnvFlood, "3")}}},
 	})
 	wb := startHTTPWorkbench(t, nil, "--config", cfg)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
@@ -313,7 +315,240 @@ func TestServeHTTPJSONLogs(t *testing.T) {
 			stderrLines++
 		}
 	}
+	if !strings.Contains(wb.logs.String(), "somethingElseEntirely") {
+		t.Errorf("the configuration's warning of an unknown key is not in the log:\n%s", wb.logs.String())
+	}
 	if stderrLines < 3 {
 		t.Errorf("%d of the server's stderr lines logged as records; want its 3 at least", stderrLines)
+	}
+}
+
+// rawSession begins a 2025 session at url with tok (none if "") and
+// opens its event stream; it returns the session id and the stream's
+// response, whose body ends when the workbench ends the stream.
+func rawSession(t *testing.T, url, tok string) (string, *http.Response) {
+	t.Helper()
+	send := func(method, sid, body string, accept string) *http.Response {
+		req, _ := http.NewRequest(method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := send(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, "application/json, text/event-stream")
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, sid)
+	}
+	resp = send(http.MethodPost, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "application/json, text/event-stream")
+	resp.Body.Close()
+	stream := send(http.MethodGet, sid, "", "text/event-stream")
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("the event stream: %d", stream.StatusCode)
+	}
+	t.Cleanup(func() { stream.Body.Close() })
+	return sid, stream
+}
+
+// ended waits up to a minute for body to end, and says whether it did.
+func ended(body io.Reader) bool {
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, body); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(time.Minute):
+		return false
+	}
+}
+
+// metricsOf returns the workbench's /metrics.
+func metricsOf(t *testing.T, wb *httpWorkbench) string {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(wb.url, "/mcp") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// TestServeHTTPCredentials: a static token named alice and a JWT whose
+// subject is alice are two users (each with servers of their own); a
+// request without a token is logged at debug, as the refusals of tokens
+// are; and when a static token is revoked, its session's open event
+// stream ends, rather than go on hearing of the user's toolboxes.
+func TestServeHTTPCredentials(t *testing.T) {
+	tokenHome(t)
+	token := func(name string) string {
+		code, out, errOut := runCmd(t, "", "token", "add", name)
+		if code != 0 {
+			t.Fatalf("token add %s: %d %s", name, code, errOut)
+		}
+		return strings.TrimSpace(out)
+	}
+	aliceTok, bobTok := token("alice"), token("bob")
+	is := issuertest.New(t, "/.well-known/oauth-authorization-server")
+	const public = "https://wb.example.test/mcp"
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"publicUrl": public, "auth": map[string]any{"tokens": true, "oauth": map[string]any{"issuer": is.URL}}},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("http-credentials", "a")}}},
+	})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg, "--log-level", "debug")
+	jwtAlice := is.Token(t, issuertest.Claims{Issuer: is.URL, Audience: []string{public}, Subject: "alice", Exp: time.Hour}, nil)
+
+	resp, err := http.Post(wb.url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: %d", resp.StatusCode)
+	}
+	fakeserver.Eventually(t, "the request without a token to be logged", func() bool {
+		return strings.Contains(wb.logs.String(), "no bearer token")
+	})
+
+	for _, tok := range []string{aliceTok, jwtAlice} {
+		hc := &http.Client{Transport: bearer{tok}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: wb.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, isErr := callTool(t, cs, "use_tool", use("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+			t.Fatalf("a call: %s", text)
+		}
+		cs.Close()
+	}
+	if m := metricsOf(t, wb); !strings.Contains(m, "mcp_workbench_users 2") {
+		t.Errorf("the static token alice and the JWT subject alice: %s; want two users", grepLines(m, "mcp_workbench_users"))
+	}
+
+	_, stream := rawSession(t, wb.url, bobTok)
+	if code, _, errOut := runCmd(t, "", "token", "revoke", "bob"); code != 0 {
+		t.Fatalf("token revoke: %s", errOut)
+	}
+	if !ended(stream.Body) {
+		t.Errorf("the revoked token's event stream is still open a minute after token revoke")
+	}
+}
+
+// TestServeHTTPSessionOfAGoneHost: a host that ends its run without
+// DELETE (Claude Code does) leaves a session whose event stream closed:
+// it ends after sessionOrphanMs, not sessionIdleMs. A session that never
+// held a stream is not taken for one whose host went.
+func TestServeHTTPSessionOfAGoneHost(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"limits": map[string]any{"sessionOrphanMs": 500}},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("http-gone-host", "a")}}},
+	})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+	// One without a stream: initialize alone.
+	req, _ := http.NewRequest(http.MethodPost, wb.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	quiet := resp.Header.Get("Mcp-Session-Id")
+	if quiet == "" {
+		t.Fatalf("initialize: %d", resp.StatusCode)
+	}
+	_, stream := rawSession(t, wb.url, "")
+	if m := metricsOf(t, wb); !strings.Contains(m, "mcp_workbench_sessions 2") {
+		t.Fatalf("two sessions: %s", grepLines(m, "mcp_workbench_sessions"))
+	}
+	stream.Body.Close() // the host's process ends: its connection closes
+	fakeserver.Eventually(t, "the gone host's session to end", func() bool {
+		return strings.Contains(metricsOf(t, wb), "mcp_workbench_sessions 1")
+	})
+	req, _ = http.NewRequest(http.MethodPost, wb.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", quiet)
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the session without a stream: %d; want it still there", resp.StatusCode)
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestServeHTTPBatchesCountEachCall: a host of 2025-03-26 may send
+// JSON-RPC batches; each call in one counts against its credential's
+// limits as it would alone. With 2 calls at once and a burst of 4, a POST
+// of 20 calls is refused with 429 (none of them runs); one of 2 is
+// served.
+func TestServeHTTPBatchesCountEachCall(t *testing.T) {
+	cfg := writeConfig(t, map[string]any{
+		"http":      map[string]any{"limits": map[string]any{"callsPerSecond": 2, "burst": 4, "concurrentCalls": 2}},
+		"toolboxes": map[string]any{"dev": map[string]any{"description": "Development tools", "mcpServers": map[string]any{"a": taggedServer("http-batch", "a")}}},
+	})
+	wb := startHTTPWorkbench(t, nil, "--config", cfg)
+	post := func(sid, body string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, wb.url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("MCP-Protocol-Version", "2025-03-26")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), resp.Header.Get("Mcp-Session-Id")
+	}
+	code, body, sid := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if code != http.StatusOK || sid == "" || !strings.Contains(body, "2025-03-26") {
+		t.Fatalf("initialize at 2025-03-26: %d %s", code, body)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	batch := func(n int) string {
+		calls := make([]string, n)
+		for i := range calls {
+			calls[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"use_tool","arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"call %d"}}}}`, i+1, i+1)
+		}
+		return "[" + strings.Join(calls, ",") + "]"
+	}
+	code, body, _ = post(sid, batch(20))
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "a batch of 20 calls") {
+		t.Errorf("a batch of 20 calls: %d %.300s; want 429 naming the batch", code, body)
+	}
+	if strings.Contains(body, "call 1") {
+		t.Errorf("a call of the refused batch ran: %.300s", body)
+	}
+	code, body, _ = post(sid, batch(2))
+	if code != http.StatusOK || !strings.Contains(body, "call 1") || !strings.Contains(body, "call 2") {
+		t.Errorf("a batch of 2 calls: %d %.500s; want both answered", code, body)
 	}
 }

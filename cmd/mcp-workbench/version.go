@@ -11,7 +11,7 @@ import (
 // sourceVersion is the version of this source tree. It is bumped at each
 // release to the release's version (X.Y.Z, as CHANGELOG.md heads it), and
 // right after to the next one with -dev, which it keeps until that release.
-const sourceVersion = "0.1.0-dev"
+const sourceVersion = "0.2.0-dev"
 
 // version, when set at build time (-ldflags "-X main.version=v1.2.3", as
 // make build does for a tagged commit), wins over everything else, if it

@@ -1,7 +1,9 @@
 // Command workbench-demo shows mcp-workbench working, the way a host uses
 // it: it starts the workbench as a stdio MCP server, reads its
 // instructions and tools, opens every toolbox of the configuration, and
-// makes real calls through use_tool, printing each exchange.
+// makes real calls through use_tool, printing each exchange. The workbench
+// runs with a temporary home, so that its pins and tool catalog never land
+// in the user's own folders.
 //
 //	workbench-demo [-bin bin/mcp-workbench] [-config workbench-config.example.json]
 package main
@@ -35,15 +37,26 @@ func demo(bin, cfgPath string) error {
 	defer cancel()
 	workspace, _ := filepath.Abs(".")
 	// A fresh TMPDIR gives the memory server of the example config an
-	// empty knowledge graph, so every run shows the same exchange.
+	// empty knowledge graph, so every run shows the same exchange; a home
+	// of its own keeps the workbench's pins and tool catalog out of the
+	// user's folders.
 	tmp, err := os.MkdirTemp("", "workbench-demo-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	npmCache := npmCacheDir()
+	env, err := isolate(os.Environ(), tmp, npmCache)
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(bin, "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "WORKBENCH_WORKSPACE="+workspace, "TMPDIR="+tmp)
+	cmd.Env = append(env, "WORKBENCH_WORKSPACE="+workspace)
 	cmd.Stderr = os.Stderr
+	step("The workbench runs with a home of its own, %s, removed at the end: its pins and tool catalog are written there, not in your folders", tmp)
+	if npmCache != "" {
+		fmt.Printf("npx keeps the servers' packages in npm's own cache, %s\n", npmCache)
+	}
 
 	step("Starting %s --config %s as a stdio MCP server", bin, cfgPath)
 	start := time.Now()
@@ -128,6 +141,68 @@ func demo(bin, cfgPath string) error {
 	}
 	step("Closing the session: the workbench stops every server it started")
 	return nil
+}
+
+// isolate returns env for a workbench that writes nothing into the user's
+// folders: HOME, the XDG folders (Linux and other unix) and the Windows
+// application data folders all point into tmp, as does TMPDIR. The
+// folders the workbench keeps its pins, logins and tool catalog in derive
+// from those. npm keeps its own cache (npmCache, when known) and the
+// user's settings (~/.npmrc: a registry or proxy of theirs), so that npx
+// does not fetch the servers again on every run.
+func isolate(env []string, tmp, npmCache string) ([]string, error) {
+	realHome, _ := os.UserHomeDir()
+	set := map[string]string{
+		"HOME":            filepath.Join(tmp, "home"),
+		"USERPROFILE":     filepath.Join(tmp, "home"),
+		"XDG_CONFIG_HOME": filepath.Join(tmp, "config"),
+		"XDG_CACHE_HOME":  filepath.Join(tmp, "cache"),
+		"XDG_DATA_HOME":   filepath.Join(tmp, "data"),
+		"XDG_STATE_HOME":  filepath.Join(tmp, "state"),
+		"APPDATA":         filepath.Join(tmp, "appdata"),
+		"LOCALAPPDATA":    filepath.Join(tmp, "localappdata"),
+		"TMPDIR":          tmp,
+	}
+	for _, dir := range set {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	given := map[string]bool{}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		given[name] = true
+	}
+	keep := func(name, value string) { // the user's own setting wins
+		if !given[name] && value != "" {
+			set[name] = value
+		}
+	}
+	keep("npm_config_cache", npmCache)
+	if realHome != "" {
+		keep("npm_config_userconfig", filepath.Join(realHome, ".npmrc"))
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for name, value := range set {
+		out = append(out, name+"="+value)
+	}
+	return out, nil
+}
+
+// npmCacheDir is the folder npm keeps its cache in for this user, or ""
+// if npm cannot say.
+func npmCacheDir() string {
+	out, err := exec.Command("npm", "config", "get", "cache").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func step(format string, args ...any) {

@@ -165,7 +165,8 @@ type Server struct {
 	ShownFilters []string
 
 	// ToolFilters selects the tools offered: exact names or glob patterns
-	// (path.Match syntax). Nil means every tool.
+	// (permissions.Match: path.Match's syntax, * matching "/" too). Nil
+	// means every tool.
 	ToolFilters []string
 	Disabled    bool
 
@@ -352,6 +353,12 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 func LoadUnsetAsWarnings(path string, lookup LookupFunc) (*Config, error) {
 	cfg, _, err := readAndLoad(path, lookup, true)
 	return cfg, err
+}
+
+// ParseUnsetAsWarnings is [LoadUnsetAsWarnings] for a configuration not
+// yet in a file: the one import is about to write.
+func ParseUnsetAsWarnings(data []byte, lookup LookupFunc) (*Config, error) {
+	return parse(data, lookup, "", true)
 }
 
 // loadFile is [LoadWith], also returning the bytes read (nil if the file

@@ -408,11 +408,13 @@ func TestHostConfigGivenAsConfig(t *testing.T) {
 // placeholder is pointed out, without stopping the workbench.
 func TestTODODescriptionWarns(t *testing.T) {
 	cfg, err := Parse([]byte(`{"toolboxes": {"a": {"description": "TODO: say what the a tools are for", "mcpServers": {"s": {"command": "x"}}},
-		"b": {"description": "Files", "mcpServers": {"s": {"command": "x"}}}}}`), env(nil))
+		"b": {"description": "Files", "mcpServers": {"s": {"command": "x"}}},
+		"c": {"description": "Draft: tools read_graph, search_nodes", "mcpServers": {"s": {"command": "x"}}}}}`), env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"toolboxes.a.description: still a TODO: say what the toolbox is for; the model reads it to choose a toolbox"}
+	msg := `still a TODO or a draft: say what the toolbox is for, then remove "TODO" or "Draft:"; the model reads it to choose a toolbox`
+	want := []string{"toolboxes.a.description: " + msg, "toolboxes.c.description: " + msg}
 	if !reflect.DeepEqual(cfg.Warnings, want) {
 		t.Errorf("warnings %q, want %q", cfg.Warnings, want)
 	}

@@ -30,6 +30,8 @@ func ReadDocument(data []byte) (*Document, error) {
 func (d *Document) Root() Value { return Value{n: d.root, data: d.data} }
 
 // Value is one value of a [Document], with its JSON path in the document.
+// The zero Value (what [Value.Get] returns for a missing key) is no value:
+// its Kind is "", it has no members and no text.
 type Value struct {
 	n    *node
 	data []byte
@@ -44,11 +46,16 @@ type Member struct {
 
 // Kind names the kind of the value, for messages: object, array, string,
 // number, boolean or null.
-func (v Value) Kind() string { return v.n.kind.String() }
+func (v Value) Kind() string {
+	if v.n == nil {
+		return ""
+	}
+	return v.n.kind.String()
+}
 
 // Members returns the members of an object in file order, or nil.
 func (v Value) Members() []Member {
-	if v.n.kind != kObject {
+	if v.n == nil || v.n.kind != kObject {
 		return nil
 	}
 	out := make([]Member, len(v.n.keys))
@@ -69,16 +76,27 @@ func (v Value) Get(key string) (Value, bool) {
 }
 
 // Text returns the value of a string.
-func (v Value) Text() (string, bool) { return v.n.str, v.n.kind == kString }
+func (v Value) Text() (string, bool) {
+	if v.n == nil {
+		return "", false
+	}
+	return v.n.str, v.n.kind == kString
+}
 
 // Raw returns the value's text exactly as the document has it.
 func (v Value) Raw() json.RawMessage {
+	if v.n == nil {
+		return nil
+	}
 	return json.RawMessage(bytes.TrimLeft(v.data[v.n.start:v.n.end], " \t\r\n:,"))
 }
 
 // EachString calls fn with every string under v, object keys included,
 // and its JSON path with v's path replaced by path.
 func (v Value) EachString(path string, fn func(path, s string)) {
+	if v.n == nil {
+		return
+	}
 	var walk func(n *node, p string)
 	walk = func(n *node, p string) {
 		switch n.kind {
@@ -96,4 +114,19 @@ func (v Value) EachString(path string, fn func(path, s string)) {
 		}
 	}
 	walk(v.n, path)
+}
+
+// EachStringList returns the strings of an array, leaving out its other
+// values; nil for another kind.
+func (v Value) EachStringList() []string {
+	if v.n == nil || v.n.kind != kArray {
+		return nil
+	}
+	var out []string
+	for _, c := range v.n.vals {
+		if c.kind == kString {
+			out = append(out, c.str)
+		}
+	}
+	return out
 }

@@ -20,6 +20,12 @@ const (
 	DefaultBurst              = 40
 	DefaultConcurrentCalls    = 16
 	DefaultShutdown           = 30 * time.Second
+	DefaultMaxConnections     = 1024
+	DefaultMaxSessionsPerUser = 100
+	DefaultSessionOrphan      = time.Minute
+	DefaultReadTimeout        = 30 * time.Second
+	DefaultWriteTimeout       = 30 * time.Second
+	DefaultIdleConnection     = time.Minute
 )
 
 // Serving is the top-level "http": how mcp-workbench serve --http serves.
@@ -69,6 +75,19 @@ type HTTPLimits struct {
 	Burst           int
 	ConcurrentCalls int
 	Shutdown        time.Duration
+	// MaxConnections bounds the connections open at once; ReadTimeout
+	// bounds the arrival of a request's headers, then of its body;
+	// WriteTimeout each write of an answer; IdleConnection a connection
+	// between requests.
+	MaxConnections int
+	// MaxSessionsPerUser bounds one user's sessions (at most MaxSessions);
+	// SessionOrphan ends a session whose host went (its event stream
+	// closed, nothing since).
+	MaxSessionsPerUser int
+	SessionOrphan      time.Duration
+	ReadTimeout        time.Duration
+	WriteTimeout       time.Duration
+	IdleConnection     time.Duration
 }
 
 // HasAuth reports whether some credential is required.
@@ -125,6 +144,13 @@ func (l HTTPLimits) OrDefaults() HTTPLimits {
 	setD(&l.SessionIdle, DefaultSessionIdle)
 	setD(&l.RequestTimeout, DefaultHTTPRequestTimeout)
 	setD(&l.Shutdown, DefaultShutdown)
+	set(&l.MaxConnections, DefaultMaxConnections)
+	set(&l.MaxSessionsPerUser, DefaultMaxSessionsPerUser)
+	l.MaxSessionsPerUser = min(l.MaxSessionsPerUser, l.MaxSessions)
+	setD(&l.SessionOrphan, DefaultSessionOrphan)
+	setD(&l.ReadTimeout, DefaultReadTimeout)
+	setD(&l.WriteTimeout, DefaultWriteTimeout)
+	setD(&l.IdleConnection, DefaultIdleConnection)
 	return l
 }
 
@@ -231,6 +257,20 @@ func (v *validator) http(n *node, info *schemaInfo) Serving {
 		}
 		if i, ok := integer(l.get("shutdownMs")); ok {
 			lim.Shutdown = time.Duration(i) * time.Millisecond
+		}
+		if i, ok := integer(l.get("maxConnections")); ok {
+			lim.MaxConnections = int(i)
+		}
+		if i, ok := integer(l.get("maxSessionsPerUser")); ok {
+			lim.MaxSessionsPerUser = int(i)
+		}
+		if i, ok := integer(l.get("sessionOrphanMs")); ok {
+			lim.SessionOrphan = time.Duration(i) * time.Millisecond
+		}
+		for key, d := range map[string]*time.Duration{"readTimeoutMs": &lim.ReadTimeout, "writeTimeoutMs": &lim.WriteTimeout, "idleConnectionMs": &lim.IdleConnection} {
+			if i, ok := integer(l.get(key)); ok {
+				*d = time.Duration(i) * time.Millisecond
+			}
 		}
 	}
 	h.JSONLogs = str(n.get("logFormat")) == "json"

@@ -21,7 +21,7 @@ func TestHTTPBlock(t *testing.T) {
 	doc := `{"http": {"listen": "0.0.0.0:9000", "publicUrl": "https://wb.example.com/mcp",
 		"tls": {"certFile": "cert.pem", "keyFile": "/abs/key.pem"},
 		"auth": {"tokens": "tokens.json", "oauth": {"issuer": "https://idp.example.com", "scopes": ["mcp"]}},
-		"stateKey": "${STATE_KEY}", "limits": {"maxSessions": 5, "sessionIdleMs": 60000, "callsPerSecond": 2.5}, "logFormat": "json"},
+		"stateKey": "${STATE_KEY}", "limits": {"maxSessions": 5, "sessionIdleMs": 60000, "callsPerSecond": 2.5, "maxConnections": 64, "readTimeoutMs": 500}, "logFormat": "json"},
 		` + httpToolboxes + `}`
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -44,6 +44,9 @@ func TestHTTPBlock(t *testing.T) {
 	l := h.Limits
 	if l.MaxSessions != 5 || l.SessionIdle != time.Minute || l.CallsPerSecond != 2.5 || l.MaxBodyBytes != DefaultMaxBodyBytes || l.Burst != DefaultBurst || l.Shutdown != DefaultShutdown {
 		t.Errorf("limits: %+v; want the given ones and the defaults", l)
+	}
+	if l.MaxConnections != 64 || l.ReadTimeout != 500*time.Millisecond || l.WriteTimeout != DefaultWriteTimeout || l.IdleConnection != DefaultIdleConnection {
+		t.Errorf("connection limits: %+v; want the given ones and the defaults", l)
 	}
 	names := func(c *Config) (out []string) {
 		for _, tb := range c.Toolboxes {
@@ -81,19 +84,22 @@ func TestHTTPBlockProblems(t *testing.T) {
 	_, err := Parse([]byte(`{"http": {"listen": "8080", "publicUrl": "ftp://x", "stateKey": "short",
 		"allowedOrigins": ["https://ok.example.com", "https://x.example.com/path"],
 		"auth": {"oauth": {"issuer": "idp.example.com"}, "tokenz": true},
-		"limits": {"maxSessions": 0, "burst": "many"}, "logFormat": "xml"},
+		"limits": {"maxSessions": 0, "burst": "many", "maxConnections": 0, "idleConnectionMs": 5, "writeTimeoutMs": "long"}, "logFormat": "xml"},
 		"toolboxes": {"dev": {"description": "d", "access": {"groups": "eng"}, "mcpServers": {"a": {"command": "a"}}}}}`), env(nil))
 	wantProblems(t, err, map[string]string{
-		"http.listen":                 "host:port",
-		"http.publicUrl":              "not an http(s) URL",
-		"http.stateKey":               "at least 32",
-		"http.allowedOrigins.1":       "not an origin",
-		"http.auth.tokenz":            `did you mean "tokens"`,
-		"http.auth.oauth":             "audience",
-		"http.auth.oauth.issuer":      "not an http(s) URL",
-		"http.limits.maxSessions":     "at least 1",
-		"http.limits.burst":           "number",
-		"http.logFormat":              "json",
-		"toolboxes.dev.access.groups": "array",
+		"http.listen":                  "host:port",
+		"http.publicUrl":               "not an http(s) URL",
+		"http.stateKey":                "at least 32",
+		"http.allowedOrigins.1":        "not an origin",
+		"http.auth.tokenz":             `did you mean "tokens"`,
+		"http.auth.oauth":              "audience",
+		"http.auth.oauth.issuer":       "not an http(s) URL",
+		"http.limits.maxSessions":      "at least 1",
+		"http.limits.burst":            "number",
+		"http.limits.maxConnections":   "at least 1",
+		"http.limits.idleConnectionMs": "at least 100",
+		"http.limits.writeTimeoutMs":   "number",
+		"http.logFormat":               "json",
+		"toolboxes.dev.access.groups":  "array",
 	})
 }

@@ -31,11 +31,7 @@ func (v *validator) permissions(n *node, p string, qualified bool, info *schemaI
 				continue
 			}
 			if !qualified && strings.Contains(pattern, "/") {
-				v.problem(rp, "a server's rules name its tools, without the server: write the tool's name or glob, or move the rule to the toolbox's or the top level's \"permissions\"")
-				continue
-			}
-			if qualified && strings.Count(pattern, "/") > 1 {
-				v.problem(rp, "a rule names \"server/tool\" or a tool; this has more than one \"/\" (a toolbox's own rules go in its \"permissions\")")
+				v.problem(rp, "a server's rules name its tools, without the server: write the tool's name or glob, or move the rule to the toolbox's or the top level's \"permissions\" (there, a tool whose name has a \"/\" is named \"server/tool\": \"raw/admin/*\")")
 				continue
 			}
 			rs.Tools = append(rs.Tools, permissions.Rule{Pattern: pattern, Decision: d, Path: rp})

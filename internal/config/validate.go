@@ -195,9 +195,10 @@ func (v *validator) checkNames(n *node, p string) {
 }
 
 // isTODO reports whether a description is still a placeholder, such as the
-// ones mcp-workbench import writes.
+// drafts mcp-workbench import writes ("Draft: …").
 func isTODO(description string) bool {
-	return strings.HasPrefix(strings.TrimSpace(description), "TODO")
+	d := strings.TrimSpace(description)
+	return strings.HasPrefix(d, "TODO") || strings.HasPrefix(d, "Draft:")
 }
 
 // limits are the settings a server may take from the top level: the three
@@ -274,7 +275,7 @@ func (v *validator) toolbox(name string, n *node, p string, def limits, info *sc
 	tb.Permissions = v.permissions(n.get("permissions"), JoinPath(p, "permissions"), true, info)
 	tb.Access = v.access(n.get("access"), JoinPath(p, "access"), info)
 	if isTODO(tb.Description) {
-		v.warn(JoinPath(p, "description"), "still a TODO: say what the toolbox is for; the model reads it to choose a toolbox")
+		v.warn(JoinPath(p, "description"), "still a TODO or a draft: say what the toolbox is for, then remove \"TODO\" or \"Draft:\"; the model reads it to choose a toolbox")
 	}
 	def.shared = v.shared(n, p, def.shared, "")
 	def.optedOut = def.optedOut || saysNotShared(n)

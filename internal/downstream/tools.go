@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -231,7 +231,7 @@ func selected(name string, filters []string, matched []bool) bool {
 			matched[i], keep = true, true
 			continue
 		}
-		if ok, _ := path.Match(f, name); ok { // patterns were checked at load
+		if permissions.Match(f, name) { // * matches "/" too, as in permission rules
 			matched[i], keep = true, true
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
@@ -52,9 +53,24 @@ type Auth interface {
 	// MetadataHandler serves RFC 9728 protected-resource metadata; nil
 	// when no authorization server is configured.
 	MetadataHandler() http.Handler
-	// Caller is the user of a request Middleware let through: the
-	// subject and the groups it belongs to.
-	Caller(ctx context.Context) (subject string, groups []string)
+	// Caller is the user of a request Middleware let through.
+	Caller(ctx context.Context) Caller
+}
+
+// Caller is who a request comes from.
+type Caller struct {
+	// Key tells users apart: everything a user has (servers, logins,
+	// catalog, sessions) is kept under it. Two kinds of credential are
+	// two namespaces: a static token named alice and a JWT whose subject
+	// is alice are two users.
+	Key string
+	// Subject and Groups are what toolboxes' "access" names.
+	Subject string
+	Groups  []string
+	// Valid, if set, reports whether the credential is still good (a
+	// static token not revoked): a session whose credential is not ends,
+	// its event stream with it.
+	Valid func() bool
 }
 
 // HTTPOptions are what ServeHTTP runs with.
@@ -111,14 +127,18 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 	}
 	f := newHTTPFront(cfg, o, ln.Addr())
 	defer f.close()
+	limited := newConnLimit(ln, f.limits.MaxConnections)
+	f.metrics.connections(limited)
+	ln = limited
 	scheme := "http"
 	if certs != nil {
 		scheme = "https"
 		ln = tls.NewListener(ln, &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
 	}
 	srv := &http.Server{
-		Handler:           f.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           deadlines(f.limits.ReadTimeout, f.limits.WriteTimeout, f.handler()),
+		ReadHeaderTimeout: f.limits.ReadTimeout,
+		IdleTimeout:       f.limits.IdleConnection,
 		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -127,6 +147,7 @@ func ServeHTTP(ctx context.Context, cfg *config.Config, o HTTPOptions) error {
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go f.sweepUsers(sweepCtx, min(f.limits.SessionIdle/2, time.Minute), f.limits.SessionIdle)
+	go f.watchSessions(sweepCtx, min(f.limits.SessionOrphan/4, time.Second), f.limits.SessionOrphan)
 	o.Logger.Info("serving over HTTP", "addr", ln.Addr().String(), "url", scheme+"://"+ln.Addr().String()+"/mcp", "public", f.publicURL, "auth", o.Auth != nil)
 	if o.Listening != nil {
 		o.Listening(ln.Addr().String())
@@ -212,21 +233,23 @@ type httpFront struct {
 	mu       sync.Mutex
 	closed   bool
 	users    map[string]*httpUser
-	sessions int // 2025 sessions open
-	live     map[*mcp.ServerSession]struct{}
+	sessions int              // 2025 sessions open
+	slots    map[string]*slot // 2025 sessions, by id
 }
 
 // httpUser is what one user has: servers, logins, workbenches.
 type httpUser struct {
-	subject string
-	groups  []string
-	pool    *downstream.Pool
-	logins  *workbench.Logins
-	// wbs are the user's workbenches: one per session, and one for the
-	// requests that come without one (open: its host).
-	wbs  map[*workbench.Workbench]struct{}
-	open *workbench.HTTPHost
-	wb   *workbench.Workbench // open's
+	key, subject string
+	groups       []string // of the requests without a session
+	pool         *downstream.Pool
+	logins       *workbench.Logins
+	// wbs are the user's workbenches, each with the groups it sees: one
+	// per session, and one for the requests that come without one (open:
+	// its host).
+	wbs      map[*workbench.Workbench][]string
+	sessions int // open
+	open     *workbench.HTTPHost
+	wb       *workbench.Workbench // open's
 	// active counts the user's requests in progress; seen is when the
 	// latest began. A user with neither sessions nor requests for
 	// sessionIdle is let go (sweepUsers).
@@ -235,7 +258,7 @@ type httpUser struct {
 }
 
 func newHTTPFront(cfg *config.Config, o HTTPOptions, bound net.Addr) *httpFront {
-	f := &httpFront{o: o, log: o.Logger, users: map[string]*httpUser{}, live: map[*mcp.ServerSession]struct{}{}, limits: cfg.HTTP.Limits.OrDefaults(), origins: cfg.HTTP.AllowedOrigins}
+	f := &httpFront{o: o, log: o.Logger, users: map[string]*httpUser{}, slots: map[string]*slot{}, limits: cfg.HTTP.Limits.OrDefaults(), origins: cfg.HTTP.AllowedOrigins}
 	f.cfg.Store(cfg)
 	f.publicURL = cfg.HTTP.PublicURL
 	if f.publicURL == "" {
@@ -399,16 +422,25 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 		defer f.inflight.Done()
 	}
 	if f.limits.RequestTimeout > 0 && r.Method == http.MethodPost {
-		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout)
+		// A use_tool call is bounded by its host (CallTimeout), which
+		// answers it with a tool error; the request itself, a moment
+		// later, whatever it is.
+		ctx, cancel := context.WithTimeout(r.Context(), f.limits.RequestTimeout+requestGrace)
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
+	c := f.caller(r)
 	sessionless := f.sessionless(r)
-	if !sessionless && (r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "") {
-		f.stateful.ServeHTTP(w, r) // a session's request: its user is known
+	if sid := r.Header.Get("Mcp-Session-Id"); !sessionless && (r.Method != http.MethodPost || sid != "") {
+		// A session's request: its user is known. The session is the
+		// SDK's to find (404) and to keep from other users (403).
+		if s := f.enterSession(sid, c, r.Method == http.MethodGet); s != nil {
+			defer f.leaveSession(s, r.Method == http.MethodGet)
+		}
+		f.stateful.ServeHTTP(w, r)
 		return
 	}
-	u := f.user(f.caller(r))
+	u := f.user(c)
 	if u == nil {
 		jsonError(w, http.StatusServiceUnavailable, "the workbench is shutting down")
 		return
@@ -416,11 +448,15 @@ func (f *httpFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	defer f.release(u)
 	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
 	if sessionless {
-		f.stateless.ServeHTTP(w, r)
+		f.stateless.ServeHTTP(w, keepInputResponses(r, f.limits.MaxBodyBytes))
 		return
 	}
-	f.newSession(w, r, u)
+	f.newSession(w, r, u, c)
 }
+
+// requestGrace is how much longer than requestTimeoutMs a request may
+// take: time for the timed-out call's answer to be written.
+const requestGrace = 5 * time.Second
 
 // userKey keys the caller's *httpUser in a request's context.
 type userKey struct{}
@@ -453,52 +489,81 @@ func (f *httpFront) sessionless(r *http.Request) bool {
 	return v >= newProtocol
 }
 
-// caller is the user a request comes from: "" without authentication.
-func (f *httpFront) caller(r *http.Request) (subject string, groups []string) {
+// keepInputResponses gives the workbench the inputResponses of a
+// 2026-07-28 use_tool retry as the host wrote them
+// (workbench.WithInputResponses): the SDK's types drop what is empty or
+// missing, and an answer must be judged as it was written.
+func keepInputResponses(r *http.Request, limit int64) *http.Request {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return r
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil || int64(len(body)) > limit || !bytes.Contains(body, []byte(`"inputResponses"`)) {
+		return r
+	}
+	var m frame.Message
+	if frame.Parse(body, &m) != nil || m.Method != "tools/call" {
+		return r
+	}
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if frame.Unmarshal(m.Params, &p) != nil || len(p.InputResponses) == 0 {
+		return r
+	}
+	return r.WithContext(workbench.WithInputResponses(r.Context(), bytes.Clone(p.InputResponses)))
+}
+
+// caller is the user a request comes from: the zero Caller without
+// authentication (one user, the local one).
+func (f *httpFront) caller(r *http.Request) Caller {
 	if f.o.Auth == nil {
-		return "", nil
+		return Caller{}
 	}
 	return f.o.Auth.Caller(r.Context())
 }
 
 // user returns the caller's state, made on first use, with a request of
 // theirs in progress (release ends it); nil once closed.
-func (f *httpFront) user(subject string, groups []string) *httpUser {
+func (f *httpFront) user(c Caller) *httpUser {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return nil
 	}
-	u := f.users[subject]
+	u := f.users[c.Key]
 	if u == nil {
 		do := &downstream.Options{
 			Logger:     f.log,
 			Stderr:     f.o.LogOut,
 			Watchdog:   f.watchdog,
 			ClientInfo: &mcp.Implementation{Name: workbench.Name, Version: f.o.Version},
-			Catalog:    userCatalog(subject, f.log),
+			Catalog:    userCatalog(c.Key, f.log),
 			Pins:       OpenPins(f.log),
 			ConfigPath: f.cfg.Load().Path,
 			Names:      &downstream.ToolNames{},
-			OAuthStore: userOAuthStore(subject, f.log),
+			OAuthStore: userOAuthStore(c.Key, f.log),
 		}
-		u = &httpUser{subject: subject, pool: downstream.NewPool(do), logins: &workbench.Logins{}, wbs: map[*workbench.Workbench]struct{}{}}
-		f.users[subject] = u
+		u = &httpUser{key: c.Key, subject: c.Subject, groups: slices.Clone(c.Groups), pool: downstream.NewPool(do), logins: &workbench.Logins{}, wbs: map[*workbench.Workbench][]string{}}
+		f.users[c.Key] = u
 	}
 	u.active++
 	u.seen = time.Now()
-	// The latest request's groups rule: a token renewed with other
-	// groups sees other toolboxes from then on (reloaded outside the
-	// lock: a reload waits for the servers it stops).
-	if !slices.Equal(u.groups, groups) {
-		u.groups = groups
-		wbs := u.workbenchesLocked()
-		cfg := f.cfg.Load().ForUser(subject, groups)
-		f.mu.Unlock()
-		for _, wb := range wbs {
+	// The latest request's groups rule the requests without a session:
+	// a token renewed with other groups sees other toolboxes from then
+	// on (reloaded outside the lock: a reload waits for the servers it
+	// stops). A session's workbench follows its own requests' tokens
+	// (enterSession).
+	if !slices.Equal(u.groups, c.Groups) {
+		u.groups = slices.Clone(c.Groups)
+		if wb := u.wb; wb != nil {
+			u.wbs[wb] = u.groups
+			cfg := f.cfg.Load().ForUser(u.subject, u.groups)
+			f.mu.Unlock()
 			wb.Reload(cfg)
+			f.mu.Lock()
 		}
-		f.mu.Lock()
 	}
 	return u
 }
@@ -515,20 +580,20 @@ func (u *httpUser) workbenchesLocked() []*workbench.Workbench {
 // userCatalog is the tool catalog of a user: what servers listed for one
 // user (a remote server may list other tools for another) is never shown
 // to another. Without authentication, the user's own catalog.
-func userCatalog(subject string, log *slog.Logger) *catalog.Catalog {
-	if subject == "" {
+func userCatalog(key string, log *slog.Logger) *catalog.Catalog {
+	if key == "" {
 		return OpenCatalog(log)
 	}
 	return openUserStore(log, func() (string, error) {
 		d, err := catalog.DefaultDir()
-		return filepath.Join(d, "users", userDir(subject)), err
+		return filepath.Join(d, "users", userDir(key)), err
 	}, catalog.Open, "no tool catalog: open_toolbox will wait for servers to start")
 }
 
-// userDir names a user's folder in a store: a hash of the subject, which
-// may hold any character.
-func userDir(subject string) string {
-	sum := sha256.Sum256([]byte(subject))
+// userDir names a user's folder in a store: a hash of the user's key,
+// which may hold any character.
+func userDir(key string) string {
+	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:12])
 }
 
@@ -540,8 +605,8 @@ func (f *httpFront) release(u *httpUser) {
 }
 
 // sweepUsers lets go, every period until ctx ends, of the users with no
-// session and no request for idle: their servers stop, and their next
-// request starts anew.
+// session, no request and no call waiting for their answers for idle:
+// their servers stop, and their next request starts anew.
 func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -553,13 +618,11 @@ func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) 
 		}
 		var gone []*httpUser
 		f.mu.Lock()
-		for subject, u := range f.users {
-			sessions := len(u.wbs)
-			if u.wb != nil {
-				sessions--
-			}
-			if u.active == 0 && sessions == 0 && time.Since(u.seen) > idle {
-				delete(f.users, subject)
+		for key, u := range f.users {
+			// A held call (2026-07-28) waits up to its documented 10
+			// minutes for the user's answer, idle or not.
+			if u.active == 0 && u.sessions == 0 && time.Since(u.seen) > idle && (u.open == nil || u.open.Waiting() == 0) {
+				delete(f.users, key)
 				gone = append(gone, u)
 			}
 		}
@@ -577,26 +640,26 @@ func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) 
 // userOAuthStore is where a user's logins to remote servers are kept: the
 // user's own folder of the default store; the default store itself when
 // serving without authentication (the one user is the local one).
-func userOAuthStore(subject string, log *slog.Logger) *oauth.Store {
+func userOAuthStore(key string, log *slog.Logger) *oauth.Store {
 	st, err := oauth.DefaultStore()
 	if err != nil {
 		log.Warn("no store for logins to remote servers", "error", err)
 		return nil
 	}
-	if subject == "" {
+	if key == "" {
 		return st
 	}
-	return &oauth.Store{Dir: filepath.Join(st.Dir, "users", userDir(subject))}
+	return &oauth.Store{Dir: filepath.Join(st.Dir, "users", userDir(key))}
 }
 
-// newWorkbench makes a workbench of u's, over u's pool; the caller holds
-// f.mu.
-func (f *httpFront) newWorkbenchLocked(u *httpUser) *workbench.Workbench {
-	wb := workbench.New(f.cfg.Load().ForUser(u.subject, u.groups), workbench.Options{
+// newWorkbench makes a workbench of u's for a caller with groups, over u's
+// pool; the caller holds f.mu.
+func (f *httpFront) newWorkbenchLocked(u *httpUser, groups []string) *workbench.Workbench {
+	wb := workbench.New(f.cfg.Load().ForUser(u.subject, groups), workbench.Options{
 		Version: f.o.Version, Logger: f.log, Stderr: f.o.LogOut,
 		Pool: u.pool, Logins: u.logins, StateKey: f.o.StateKey,
 	})
-	u.wbs[wb] = struct{}{}
+	u.wbs[wb] = slices.Clone(groups)
 	return wb
 }
 
@@ -610,9 +673,10 @@ func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if u.open == nil {
-		u.wb = f.newWorkbenchLocked(u)
-		u.open = u.wb.NewHTTPHost(cmpOr(u.subject, "local"))
+		u.wb = f.newWorkbenchLocked(u, u.groups)
+		u.open = u.wb.NewHTTPHost(cmpOr(u.key, "local"))
 		u.open.OnCall = f.metrics.call
+		u.open.CallTimeout = f.limits.RequestTimeout
 	}
 	return u.open.Server()
 }
@@ -620,12 +684,24 @@ func (f *httpFront) statelessServer(r *http.Request) *mcp.Server {
 // slotKey keys a new session's slot in its first request's context.
 type slotKey struct{}
 
-// slot is the workbench a request that starts a session made: the SDK
-// asks for the server more than once per request.
+// slot is a session of a 2025 host: the workbench its first request
+// made (the SDK asks for the server more than once per request), and
+// what the session's requests tell of it.
 type slot struct {
 	u    *httpUser
 	wb   *workbench.Workbench
 	host *workbench.HTTPHost
+	// The rest is guarded by the front's mu.
+	ss      *mcp.ServerSession // nil until the SDK made it
+	groups  []string           // the groups wb sees
+	valid   func() bool        // the latest request's credential still good
+	active  int                // requests in progress, event streams included
+	streams int                // event streams (GET) open
+	// hadStream: the host held an event stream, so that one gone with no
+	// request since means the host went (sessionOrphan).
+	hadStream bool
+	seen      time.Time // the latest request's start or end
+	ended     bool
 }
 
 // sessionServer is the SDK's server for a request of the stateful
@@ -642,29 +718,52 @@ func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
 			f.mu.Unlock()
 			return nil
 		}
-		s.wb = f.newWorkbenchLocked(s.u)
+		s.wb = f.newWorkbenchLocked(s.u, s.groups)
 		f.mu.Unlock()
 		s.host = s.wb.NewHTTPHost("")
 		s.host.OnCall = f.metrics.call
+		s.host.CallTimeout = f.limits.RequestTimeout
 	}
 	return s.host.Server()
 }
 
 // newSession serves a request that starts a session: its workbench lives
-// as long as the session the SDK made, if it made one.
-func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUser) {
+// as long as the session the SDK made, if it made one. A user at their
+// "maxSessionsPerUser" gives up their least recently used session that
+// has no request or stream in progress (a host that went without
+// DELETE); if every one is busy, the new one is refused.
+func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUser, c Caller) {
 	f.mu.Lock()
 	full := f.sessions >= f.limits.MaxSessions
-	if !full {
+	var victim *slot
+	userFull := false
+	if !full && u.sessions >= f.limits.MaxSessionsPerUser {
+		for _, s := range f.slots {
+			if s.u == u && s.active == 0 && !s.ended && (victim == nil || s.seen.Before(victim.seen)) {
+				victim = s
+			}
+		}
+		userFull = victim == nil
+	}
+	s := &slot{u: u, groups: slices.Clone(c.Groups), valid: c.Valid, seen: time.Now()}
+	if !full && !userFull {
 		f.sessions++
+		u.sessions++
 	}
 	f.mu.Unlock()
-	if full {
+	switch {
+	case full:
 		w.Header().Set("Retry-After", "30")
 		jsonError(w, http.StatusServiceUnavailable, fmt.Sprintf("the workbench has %d sessions open, its \"http.limits.maxSessions\"; retry later", f.limits.MaxSessions))
 		return
+	case userFull:
+		w.Header().Set("Retry-After", "30")
+		jsonError(w, http.StatusServiceUnavailable, fmt.Sprintf("you have %d sessions open, each with a request in progress: the workbench's \"http.limits.maxSessionsPerUser\"; end one (DELETE) or retry later", f.limits.MaxSessionsPerUser))
+		return
+	case victim != nil:
+		f.log.Debug("a user's session ends to make room for their new one (http.limits.maxSessionsPerUser)", "idle", time.Since(victim.seen).Round(time.Second))
+		f.closeSession(victim)
 	}
-	s := &slot{u: u}
 	f.stateful.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
 	var ss *mcp.ServerSession
 	if s.host != nil {
@@ -677,23 +776,131 @@ func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUs
 		return
 	}
 	f.mu.Lock()
-	f.live[ss] = struct{}{}
+	s.ss = ss
+	s.seen = time.Now()
+	f.slots[ss.ID()] = s
 	f.mu.Unlock()
 	f.metrics.sessions.Inc()
 	go func() {
 		_ = ss.Wait()
 		f.metrics.sessions.Dec()
-		f.mu.Lock()
-		delete(f.live, ss)
-		f.mu.Unlock()
 		f.endSession(s)
 	}()
 }
 
-// endSession closes a session's workbench.
+// enterSession notes a request of session sid by c (isStream: an event
+// stream) and returns its slot; nil if the session is not known or is
+// another user's (the SDK answers those). The session's workbench sees
+// the toolboxes that the groups of the token the request carries allow:
+// a token renewed without a group loses its toolboxes at once.
+func (f *httpFront) enterSession(sid string, c Caller, isStream bool) *slot {
+	f.mu.Lock()
+	s := f.slots[sid]
+	if s == nil || s.ended || s.u.key != c.Key {
+		f.mu.Unlock()
+		return nil
+	}
+	s.active++
+	if isStream {
+		s.streams++
+		s.hadStream = true
+	}
+	s.seen = time.Now()
+	if c.Valid != nil {
+		s.valid = c.Valid
+	}
+	var cfg *config.Config
+	if !slices.Equal(s.groups, c.Groups) {
+		s.groups = slices.Clone(c.Groups)
+		s.u.wbs[s.wb] = s.groups
+		cfg = f.cfg.Load().ForUser(s.u.subject, s.groups)
+	}
+	f.mu.Unlock()
+	if cfg != nil {
+		s.wb.Reload(cfg) // before the request is served
+	}
+	return s
+}
+
+// leaveSession notes the end of a request enterSession noted.
+func (f *httpFront) leaveSession(s *slot, isStream bool) {
+	f.mu.Lock()
+	s.active--
+	if isStream {
+		s.streams--
+	}
+	s.seen = time.Now()
+	f.mu.Unlock()
+}
+
+// watchSessions ends, every period until ctx ends, the sessions whose
+// credential is no longer good (a static token revoked: its event stream
+// closes, rather than go on hearing of the user's toolboxes) and the ones
+// whose host went: it held an event stream, and since that stream closed
+// there has been no request and no stream for orphan. Claude Code, among
+// others, ends a run without DELETE; its session would otherwise hold its
+// servers for sessionIdleMs.
+func (f *httpFront) watchSessions(ctx context.Context, period, orphan time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		type check struct {
+			s     *slot
+			valid func() bool
+		}
+		var checks []check
+		var orphans []*slot
+		f.mu.Lock()
+		for _, s := range f.slots {
+			switch {
+			case s.ended:
+			case s.hadStream && s.active == 0 && time.Since(s.seen) > orphan:
+				orphans = append(orphans, s)
+			case s.valid != nil:
+				checks = append(checks, check{s, s.valid})
+			}
+		}
+		f.mu.Unlock()
+		for _, s := range orphans {
+			f.log.Debug("a session's host went (its event stream closed, no request since): the session ends", "after", orphan)
+			f.closeSession(s)
+		}
+		for _, c := range checks {
+			if !c.valid() {
+				f.log.Info("a session's credential was revoked: the session ends")
+				f.closeSession(c.s)
+			}
+		}
+	}
+}
+
+// closeSession ends a session the workbench gives up: its host gets 404
+// at its next request, and starts a new one.
+func (f *httpFront) closeSession(s *slot) {
+	f.endSession(s)
+	if s.ss != nil {
+		_ = s.ss.Close()
+	}
+}
+
+// endSession closes a session's workbench; once.
 func (f *httpFront) endSession(s *slot) {
 	f.mu.Lock()
+	if s.ended {
+		f.mu.Unlock()
+		return
+	}
+	s.ended = true
 	f.sessions--
+	s.u.sessions--
+	if s.ss != nil {
+		delete(f.slots, s.ss.ID())
+	}
 	if s.wb != nil {
 		delete(s.u.wbs, s.wb)
 	}
@@ -703,23 +910,24 @@ func (f *httpFront) endSession(s *slot) {
 	}
 }
 
-// reload applies an edit of the configuration to every workbench.
+// reload applies an edit of the configuration to every workbench, each
+// for the groups it sees.
 func (f *httpFront) reload(next *config.Config) {
 	f.cfg.Store(next)
 	type job struct {
-		wbs []*workbench.Workbench
+		wb  *workbench.Workbench
 		cfg *config.Config
 	}
 	var jobs []job
 	f.mu.Lock()
 	for _, u := range f.users {
-		jobs = append(jobs, job{u.workbenchesLocked(), next.ForUser(u.subject, u.groups)})
+		for wb, groups := range u.wbs {
+			jobs = append(jobs, job{wb, next.ForUser(u.subject, groups)})
+		}
 	}
 	f.mu.Unlock()
 	for _, j := range jobs {
-		for _, wb := range j.wbs {
-			wb.Reload(j.cfg)
-		}
+		j.wb.Reload(j.cfg)
 	}
 }
 
@@ -745,9 +953,9 @@ func (f *httpFront) close() {
 	}
 	f.closed = true
 	users := f.users
-	live := make([]*mcp.ServerSession, 0, len(f.live))
-	for ss := range f.live {
-		live = append(live, ss)
+	live := make([]*mcp.ServerSession, 0, len(f.slots))
+	for _, s := range f.slots {
+		live = append(live, s.ss)
 	}
 	f.mu.Unlock()
 	for _, ss := range live {

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,17 +381,17 @@ func (b bearerAuth) Middleware(next http.Handler) http.Handler {
 
 func (bearerAuth) MetadataHandler() http.Handler { return nil }
 
-func (bearerAuth) Caller(ctx context.Context) (string, []string) {
+func (bearerAuth) Caller(ctx context.Context) Caller {
 	ti := auth.TokenInfoFromContext(ctx)
 	if ti == nil {
-		return "", nil
+		return Caller{}
 	}
 	var groups []string
 	gs, _ := ti.Extra["groups"].([]any)
 	for _, g := range gs {
 		groups = append(groups, g.(string))
 	}
-	return ti.UserID, groups
+	return Caller{Key: ti.UserID, Subject: ti.UserID, Groups: groups}
 }
 
 // tokenClient sends tok with every request.
@@ -542,6 +543,9 @@ func TestHTTPRequestStatesVerifyOnEveryReplica(t *testing.T) {
 	i := strings.Index(out, `"requestState":"`)
 	if i < 0 || !strings.Contains(out, "input_required") {
 		t.Fatalf("the first call: %s; want input_required with a requestState", out)
+	}
+	if !strings.Contains(out, `"content":[]`) {
+		t.Errorf("the input_required result over HTTP: %s; want content [] (as over stdio)", out)
 	}
 	state := out[i+len(`"requestState":"`):]
 	state = state[:strings.IndexByte(state, '"')]
@@ -755,21 +759,327 @@ func TestHTTPBadCertificate(t *testing.T) {
 }
 
 // TestHTTPRequestTimeout: a call that outlasts requestTimeoutMs is given
-// up: the server's call is cancelled, and the workbench goes on.
+// up, at both protocol generations (a 2025 session's call is served on the
+// session's context, which the HTTP request's end does not reach): the
+// host gets a tool error naming the bound, the server's call is
+// cancelled, and the workbench goes on.
 func TestHTTPRequestTimeout(t *testing.T) {
 	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"requestTimeoutMs": 1000}}, "toolboxes"`, 1), HTTPOptions{})
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
-	hdr := mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool")
-	// The sleep's gate is never opened: only the timeout ends the call.
-	code, body, _ := do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"sleep"},"arguments":{"ms":1}}}}`)
-	if strings.Contains(body, "slept") {
-		t.Fatalf("the call answered: %d %s", code, body)
+	for _, protocol := range []string{"2026-07-28", "2025-11-25"} {
+		cs := connect(t, e.url, protocol, nil, nil)
+		// The server started first (open_toolbox is not a use_tool call):
+		// the bound is for the call alone.
+		if got, isErr := callTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "dev"}); isErr {
+			t.Fatalf("%s: open_toolbox: %s", protocol, got)
+		}
+		// The sleep's gate is never opened: only the timeout ends the call.
+		got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "sleep", map[string]any{"ms": 1}))
+		if !isErr || !strings.Contains(got, "requestTimeoutMs") {
+			t.Errorf("%s: the call past the bound: %q (error %v); want a tool error naming requestTimeoutMs", protocol, got, isErr)
+		}
+		// Each sleep that reached its server is cancelled there (on a busy
+		// machine the bound may pass before the call is sent).
+		fakeserver.Eventually(t, protocol+": the server's call to be cancelled", func() bool {
+			return len(fakeserver.ReadLines(e.state, fakeserver.CancelsFile)) == strings.Count(strings.Join(fakeserver.ReadLines(e.state, fakeserver.CallsFile), ","), "sleep")
+		})
+		if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "after"})); isErr || !strings.Contains(got, "after") {
+			t.Errorf("%s: a call after the timeout: %s", protocol, got)
+		}
 	}
-	fakeserver.Eventually(t, "the server's call to be cancelled", func() bool {
-		return len(fakeserver.ReadLines(e.state, fakeserver.CancelsFile)) > 0
+}
+
+// TestHTTPMetricsBounded: /metrics answers without credentials, so what
+// it shows must not be a client's to grow or a restricted toolbox's to
+// tell. Requests with made-up methods are counted under "other" (the
+// series stay few and /metrics small, however many come), and a call of
+// a toolbox with "access" is counted without its toolbox's or server's
+// name.
+func TestHTTPMetricsBounded(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far, Extra: map[string]any{"groups": []any{"sre"}}}}
+	cfgText := `{"toolboxes": {
+		"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}},
+		"secretops": {"description": "Operations tools", "access": {"groups": ["sre"]}, "mcpServers": {"hidden": FAKE_A}}}}`
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+	alice := connect(t, e.url, "2026-07-28", nil, tokenClient("alice-token"))
+	if got, isErr := callTool(t, alice, "use_tool", useArgs("secretops", "hidden", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("alice's call of secretops: %s", got)
+	}
+	if got, isErr := callTool(t, alice, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "x"})); isErr {
+		t.Fatalf("alice's call of dev: %s", got)
+	}
+	before := len(get(t, e.base+"/metrics", nil))
+	for i := range 300 {
+		for _, path := range []string{"/healthz", "/mcp", "/nothing"} {
+			do(t, fmt.Sprintf("MADEUP%d", i), e.base+path, nil, "")
+		}
+	}
+	m := get(t, e.base+"/metrics", nil)
+	if strings.Contains(m, "MADEUP") {
+		t.Errorf("a made-up method is a label: %s", grepLines(m, "MADEUP")[:200])
+	}
+	if n := len(strings.Split(grepLines(m, "mcp_workbench_http_requests_total{"), "\n")); n > 20 {
+		t.Errorf("%d series of requests_total after 900 requests with made-up methods; want a handful", n)
+	}
+	if !strings.Contains(m, `mcp_workbench_http_requests_total{code="401",method="other"} 300`) {
+		t.Errorf("the made-up methods to /mcp are not counted as other:\n%s", grepLines(m, "requests_total"))
+	}
+	// Growth by the new series of "other" (a counter, a histogram), not
+	// by 900 requests' worth.
+	if len(m) > before+8<<10 {
+		t.Errorf("/metrics grew from %d to %d bytes", before, len(m))
+	}
+	if strings.Contains(m, "secretops") || strings.Contains(m, "hidden") {
+		t.Errorf("/metrics names the restricted toolbox or its server:\n%s", grepLines(m, "tool_call"))
+	}
+	for _, want := range []string{`mcp_workbench_tool_calls_total{outcome="ok",server="(restricted)",toolbox="(restricted)"} 1`, `mcp_workbench_tool_calls_total{outcome="ok",server="a",toolbox="dev"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, grepLines(m, "tool_calls_total"))
+		}
+	}
+}
+
+// TestHTTPConnectionFlood: 300 connections that hold their descriptors —
+// half idle after a request, half sending a body a byte at a time — do
+// not keep a real user out: the workbench keeps at most maxConnections
+// open, closes the idle and the slow ones, and the user's initialize gets
+// in. A session's event stream and a call that wait longer than every one
+// of those bounds are not cut.
+func TestHTTPConnectionFlood(t *testing.T) {
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"maxConnections": 40, "readTimeoutMs": 500, "writeTimeoutMs": 500, "idleConnectionMs": 500}}, "toolboxes"`, 1), HTTPOptions{})
+	addr := strings.TrimPrefix(e.base, "http://")
+
+	// A 2025 session with its event stream open, and a call held by its
+	// server, begun before the flood: both outlast the bounds.
+	changed := make(chan struct{}, 4)
+	cs := connect(t, e.url, "2025-11-25", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}, nil)
+	held := make(chan string, 1)
+	go func() {
+		got, _ := callTool(t, cs, "use_tool", useArgs("dev", "a", "sleep", map[string]any{"ms": 1}))
+		held <- got
+	}()
+	fakeserver.Eventually(t, "the held call to reach the server", func() bool {
+		return len(fakeserver.ReadLines(e.state, fakeserver.CallsFile)) > 0
 	})
-	_, body, _ = do(t, http.MethodPost, e.url, hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",`+meta+`,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"after"}}}}`)
-	if !strings.Contains(body, "after") {
-		t.Errorf("a call after the timeout: %s", body)
+
+	const flood = 300
+	conns := make([]net.Conn, 0, flood)
+	var wg sync.WaitGroup
+	for i := range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if i%2 == 0 {
+			_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+			continue
+		}
+		_, _ = io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{")
+		wg.Go(func() {
+			for {
+				time.Sleep(50 * time.Millisecond)
+				if _, err := c.Write([]byte(" ")); err != nil {
+					return
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		wg.Wait()
+	})
+
+	// A real user, behind the flood in the accept queue.
+	client := &http.Client{Timeout: 3 * time.Minute}
+	req, _ := http.NewRequest(http.MethodPost, e.url, strings.NewReader(initBody))
+	req.Header = mcpHeaders()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a real user's initialize during the flood: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("a real user's initialize during the flood: %d", resp.StatusCode)
+	}
+	// Every flood connection is closed by the workbench, idle or slow.
+	closed := make(chan int, flood)
+	for i, c := range conns {
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(3 * time.Minute))
+			_, err := io.Copy(io.Discard, c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				closed <- -1 - i
+				return
+			}
+			closed <- i
+		}()
+	}
+	for range flood {
+		if i := <-closed; i < 0 {
+			t.Fatalf("flood connection %d still open after 3 minutes", -1-i)
+		}
+	}
+	m := get(t, e.base+"/metrics", nil)
+	if !strings.Contains(m, "mcp_workbench_http_connections ") {
+		t.Errorf("no connections gauge: %s", grepLines(m, "connections"))
+	}
+
+	// The stream and the held call lived through it all.
+	cfg := filepath.Join(filepath.Dir(e.state), "config.json")
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(old), `"toolboxes": {`, `"toolboxes": {"notes": {"description": "Notes", "mcpServers": {"n": {"command": "no-such-command"}}}, `, 1)
+	if err := os.WriteFile(cfg, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(time.Minute):
+		t.Fatal("the session's event stream did not carry tools/list_changed after the flood")
+	}
+	if err := os.WriteFile(filepath.Join(e.state, "gate"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-held:
+		if !strings.Contains(got, "slept") {
+			t.Errorf("the held call: %q; want its result", got)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the held call did not end after its server answered")
+	}
+}
+
+// switchingClient sends whichever token *tok holds now: a host whose
+// token was renewed.
+func switchingClient(tok *atomic.Pointer[string]) *http.Client {
+	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+*tok.Load())
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+// TestHTTPSessionFollowsItsTokensGroups: a session opened with a token of
+// group sre uses the sre toolbox; once the host's token is renewed
+// without the group, the same session is refused it at the next request,
+// and the toolbox is gone from its tools/list. Another session of the
+// same user, still with the group, keeps it.
+func TestHTTPSessionFollowsItsTokensGroups(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{
+		"bob-sre":  {UserID: "bob", Expiration: far, Extra: map[string]any{"groups": []any{"sre"}}},
+		"bob-none": {UserID: "bob", Expiration: far, Extra: map[string]any{"groups": []any{}}},
+	}
+	cfgText := `{"toolboxes": {
+		"dev": {"description": "Development tools", "mcpServers": {"a": FAKE_A}},
+		"ops": {"description": "Operations tools", "access": {"groups": ["sre"]}, "mcpServers": {"a": FAKE_A}}}}`
+	e := serveHTTPFor(t, cfgText, HTTPOptions{Auth: users})
+	var tok atomic.Pointer[string]
+	sre, none := "bob-sre", "bob-none"
+	tok.Store(&sre)
+	cs := connect(t, e.url, "2025-11-25", nil, switchingClient(&tok))
+	other := connect(t, e.url, "2025-11-25", nil, tokenClient("bob-sre"))
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "with sre"})); isErr || !strings.Contains(got, "with sre") {
+		t.Fatalf("a call of ops with the group: %s", got)
+	}
+	tok.Store(&none)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "without"})); !isErr || strings.Contains(got, "without") {
+		t.Errorf("a call of ops after the token lost the group: %s (error %v); want a refusal", got, isErr)
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res.Tools); strings.Contains(string(b), `"ops"`) {
+		t.Errorf("tools/list after the token lost the group still offers ops: %s", b)
+	}
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "dev still"})); isErr || !strings.Contains(got, "dev still") {
+		t.Errorf("a call of dev after the renewal: %s", got)
+	}
+	if got, isErr := callTool(t, other, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "other session"})); isErr || !strings.Contains(got, "other session") {
+		t.Errorf("the session whose token keeps the group: %s", got)
+	}
+	tok.Store(&sre)
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("ops", "a", "echo", map[string]any{"message": "back"})); isErr || !strings.Contains(got, "back") {
+		t.Errorf("a call of ops once the group is back: %s", got)
+	}
+}
+
+// TestHTTPSessionsPerUser: one user cannot take every session: past
+// maxSessionsPerUser their least recently used idle session makes room
+// for their new one (its id then gets 404), and another user's
+// initialize gets in.
+func TestHTTPSessionsPerUser(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far}, "bob-token": {UserID: "bob", Expiration: far}}
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"maxSessions": 10, "maxSessionsPerUser": 3}}, "toolboxes"`, 1), HTTPOptions{Auth: users})
+	var sids []string
+	for i := range 10 {
+		code, body, hdr := do(t, http.MethodPost, e.url, mcpHeaders("Authorization", "Bearer alice-token"), initBody)
+		if code != http.StatusOK {
+			t.Fatalf("alice's initialize %d: %d %s", i, code, body)
+		}
+		sids = append(sids, hdr.Get("Mcp-Session-Id"))
+	}
+	if m := get(t, e.base+"/metrics", nil); !strings.Contains(m, "mcp_workbench_sessions 3") {
+		t.Errorf("alice opened 10 sessions; want 3 open: %s", grepLines(m, "mcp_workbench_sessions"))
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if code, _, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sids[0], "MCP-Protocol-Version", "2025-11-25", "Authorization", "Bearer alice-token"), ping); code != http.StatusNotFound {
+		t.Errorf("alice's first session: %d; want 404, ended to make room", code)
+	}
+	if code, body, _ := do(t, http.MethodPost, e.url, mcpHeaders("Mcp-Session-Id", sids[9], "MCP-Protocol-Version", "2025-11-25", "Authorization", "Bearer alice-token"), ping); code != http.StatusOK {
+		t.Errorf("alice's latest session: %d %s", code, body)
+	}
+	cs := connect(t, e.url, "2025-11-25", nil, tokenClient("bob-token"))
+	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "bob's"})); isErr || !strings.Contains(got, "bob's") {
+		t.Errorf("bob's call: %s", got)
+	}
+}
+
+// TestHTTPHeldCallOutlivesIdleUser: a 2026-07-28 call held for its
+// user's answer waits its 10 minutes even when the user sends nothing for
+// longer than sessionIdleMs: the user is not let go while a call of
+// theirs waits. (Another user, idle and with nothing waiting, is let go:
+// the sweep ran.)
+func TestHTTPHeldCallOutlivesIdleUser(t *testing.T) {
+	far := time.Now().Add(time.Hour)
+	users := bearerAuth{"alice-token": {UserID: "alice", Expiration: far}, "bob-token": {UserID: "bob", Expiration: far}}
+	e := serveHTTPFor(t, strings.Replace(oneToolbox, `{"toolboxes"`, `{"http": {"limits": {"sessionIdleMs": 1000}}, "toolboxes"`, 1), HTTPOptions{Auth: users})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
+	args := `"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"ask"},"arguments":{"what":"elicit"}}`
+	raw := func(tok, body string) string {
+		_, out, _ := do(t, http.MethodPost, e.url, mcpHeaders("MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/call", "Mcp-Name", "use_tool", "Authorization", "Bearer "+tok), body)
+		return out
+	}
+	out := raw("alice-token", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"use_tool",`+meta+`,`+args+`}}`)
+	i := strings.Index(out, `"requestState":"`)
+	if i < 0 {
+		t.Fatalf("the first call: %s; want input_required with a requestState", out)
+	}
+	state := out[i+len(`"requestState":"`):]
+	state = state[:strings.IndexByte(state, '"')]
+	key := out[strings.Index(out, `"inputRequests":{"`)+len(`"inputRequests":{"`):]
+	key = key[:strings.IndexByte(key, '"')]
+	// Bob comes after Alice's last request: once he is let go, Alice was
+	// idle as long.
+	echo := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"use_tool",` + meta + `,"arguments":{"tool":{"toolbox":"dev","server":"a","tool":"echo"},"arguments":{"message":"bob"}}}}`
+	if got := raw("bob-token", echo); !strings.Contains(got, "bob") {
+		t.Fatalf("bob's call: %s", got)
+	}
+	fakeserver.Eventually(t, "the idle user with nothing waiting to be let go", func() bool {
+		return strings.Contains(get(t, e.base+"/metrics", nil), "mcp_workbench_users 1")
+	})
+	retry := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool",%s,%s,"requestState":%q,"inputResponses":{%q:{"action":"accept","content":{"name":"Ada"}}}}}`, meta, args, state, key)
+	if got := raw("alice-token", retry); !strings.Contains(got, "Ada") {
+		t.Errorf("the answer after the user idled: %s; want the held call's result", got)
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // httpMetrics are what /metrics shows of HTTP serving, in a registry of
 // the process's own. Labels are bounded by the configuration (toolbox,
-// server) and the handful of outcomes and status codes.
+// server), HTTP's methods and the handful of outcomes and status codes:
+// never a value a client chose.
 type httpMetrics struct {
 	f           *httpFront
 	reg         *prometheus.Registry
@@ -72,6 +73,13 @@ func newHTTPMetrics(f *httpFront) *httpMetrics {
 	return m
 }
 
+// connections adds the gauge of the connections l holds open.
+func (m *httpMetrics) connections(l *connLimit) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "mcp_workbench_http_connections", Help: "HTTP connections open (at most http.limits.maxConnections).",
+	}, func() float64 { return float64(l.open.Load()) }))
+}
+
 func (m *httpMetrics) handler() http.Handler {
 	return prometheus.HandlerFor(m.reg, prometheus.HandlerOpts{})
 }
@@ -82,29 +90,58 @@ func (m *httpMetrics) count(next http.Handler) http.Handler {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		m.requests.WithLabelValues(r.Method, strconv.Itoa(sw.code)).Inc()
-		m.latency.WithLabelValues(r.Method).Observe(time.Since(start).Seconds())
+		method, code := methodLabel(r.Method), "other"
+		if sw.code >= 100 && sw.code <= 599 {
+			code = strconv.Itoa(sw.code)
+		}
+		m.requests.WithLabelValues(method, code).Inc()
+		m.latency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	})
+}
+
+// methodLabel is a request's method as a label: one of the methods HTTP
+// defines, else "other". The method is the client's to choose, and a
+// label of any value it sends would let anyone grow the metrics (and the
+// memory they take) without bound.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodHead, http.MethodOptions,
+		http.MethodPut, http.MethodPatch, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
 }
 
 // call records a use_tool call's end. A toolbox or server the
 // configuration does not have is counted as "unknown": labels are never
-// what a caller made up.
+// what a caller made up. A toolbox with "access" is counted as
+// "(restricted)", its server too: /metrics answers without credentials,
+// and must not tell who cannot see a toolbox that it exists, what its
+// servers are or how much they are used.
 func (m *httpMetrics) call(toolbox, server, outcome string, took time.Duration) {
-	known := false
+	known, restricted := false, false
 	for _, tb := range m.f.cfg.Load().Toolboxes {
 		if tb.Name == toolbox {
+			restricted = tb.Access != nil
 			for _, s := range tb.Servers {
 				known = known || s.Name == server
 			}
 		}
 	}
-	if !known {
+	switch {
+	case !known:
 		toolbox, server = "unknown", "unknown"
+	case restricted:
+		toolbox, server = restrictedLabel, restrictedLabel
 	}
 	m.calls.WithLabelValues(toolbox, server, outcome).Inc()
 	m.callLatency.WithLabelValues(toolbox, server).Observe(took.Seconds())
 }
+
+// restrictedLabel stands for the toolbox and server of a call of a
+// toolbox with "access" (a toolbox named so, against all sense, is
+// counted with them).
+const restrictedLabel = "(restricted)"
 
 // statusWriter notes the status code written; it passes Flush on, which
 // event streams need.

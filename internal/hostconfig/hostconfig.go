@@ -30,8 +30,11 @@ const schemaURL = "https://raw.githubusercontent.com/mcpworkbench/mcp-workbench/
 type Server struct {
 	Name    string          // its name in the host configuration
 	Project string          // the Claude Code project it belongs to; "" at the top level
-	Entry   json.RawMessage // the entry exactly as the host file has it
+	Entry   json.RawMessage // the entry: as the host file has it, or made the workbench's
 	entry   config.Value
+	// Description is what the host's entry says the server is for, if
+	// it says (Gemini CLI's "description").
+	Description string
 }
 
 // Where says in words where a server was found, for messages.

@@ -14,6 +14,7 @@ package httpauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,6 +61,8 @@ type User struct {
 	// limits and session ownership: "token:NAME" or "sub:SUBJECT". The
 	// two kinds never collide, whatever the names.
 	Credential string
+	// tokenHash is a static token's SHA-256, for [Authenticator.StillValid].
+	tokenHash []byte
 }
 
 // userKey is where the [User] rides in auth.TokenInfo.Extra, which the
@@ -193,7 +196,8 @@ func (a *Authenticator) Verify(ctx context.Context, token string, req *http.Requ
 			a.log.Debug("bearer token refused", "why", "not a stored token (unknown or revoked)", "remote", remote)
 			return nil, refused("it is not a stored token (unknown or revoked)")
 		}
-		u := User{Subject: name, Credential: "token:" + name}
+		sum := sha256.Sum256([]byte(token))
+		u := User{Subject: name, Credential: "token:" + name, tokenHash: sum[:]}
 		// A static token stands for full access: it is granted the
 		// scopes that OAuth tokens must carry.
 		return &auth.TokenInfo{Scopes: slices.Clone(a.scopes), UserID: u.Credential, Extra: map[string]any{userKey: u}}, nil
@@ -213,6 +217,19 @@ func (a *Authenticator) Verify(ctx context.Context, token string, req *http.Requ
 	}
 	u := User{Subject: c.Subject, Groups: c.Groups, Credential: "sub:" + c.Subject}
 	return &auth.TokenInfo{Scopes: c.Scopes, Expiration: c.Expiry, UserID: u.Credential, Extra: map[string]any{userKey: u}}, nil
+}
+
+// StillValid reports whether the credential u was verified with is still
+// good: a static token not revoked since (the store read again if its file
+// changed). A JWT cannot be revoked here (the authorization server does not
+// say), and one that expires is refused at the next request: it is still
+// valid for what it opened.
+func (a *Authenticator) StillValid(u User) bool {
+	if u.tokenHash == nil || a.tokens == nil {
+		return true
+	}
+	_, ok, err := a.tokens.lookupHash(u.tokenHash)
+	return ok && err == nil
 }
 
 // UserOf returns the user of a request that passed [Authenticator.Middleware].
@@ -238,6 +255,11 @@ func UserOfToken(ti *auth.TokenInfo) (User, bool) {
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &challengeWriter{ResponseWriter: w, next: next, a: a, hadToken: r.Header.Get("Authorization") != ""}
+		if !cw.hadToken {
+			// Refused by the go-sdk's middleware, which logs nothing: the
+			// refusals of tokens presented are logged in Verify.
+			a.log.Debug("request refused", "why", "no bearer token", "remote", r.RemoteAddr)
+		}
 		a.require.ServeHTTP(cw, r)
 	})
 }

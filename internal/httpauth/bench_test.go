@@ -61,10 +61,10 @@ func BenchmarkLimiter(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		key := fmt.Sprint("sub:", i%1000)
-		if _, why := lim.admit(key, true); why != "" {
+		if _, why := lim.admit(key, true, 1); why != "" {
 			b.Fatal(why)
 		}
-		lim.release(key)
+		lim.release(key, 1)
 		i++
 	}
 }

@@ -1,8 +1,11 @@
 package httpauth
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"sync"
@@ -23,6 +26,10 @@ type Limits struct {
 	// GETs and DELETEs are not counted: a GET is an SSE stream that may
 	// stay open as long as the session, and would hold a slot forever.
 	ConcurrentCalls int
+	// MaxBodyBytes bounds what is read of a request's body to count the
+	// calls of a JSON-RPC batch (0: 4 MiB); a larger body is passed on,
+	// for the MCP handler to refuse.
+	MaxBodyBytes int64
 }
 
 // maxIdle bounds the credentials remembered at once, whatever their
@@ -73,24 +80,85 @@ func (l *Limiter) Middleware(next http.Handler) http.Handler {
 		if u, ok := UserOf(r.Context()); ok {
 			key = u.Credential
 		}
+		n := 1
+		if r.Method == http.MethodPost {
+			n = l.calls(r)
+		}
 		counted := r.Method == http.MethodPost && l.limits.ConcurrentCalls > 0
-		wait, why := l.admit(key, counted)
+		wait, why := l.admit(key, counted, n)
 		if why != "" {
 			refuseBusy(w, wait, why)
 			return
 		}
 		if counted {
-			defer l.release(key)
+			defer l.release(key, n)
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// admit takes a token of key's bucket and, when counted, a slot of its
+// calls is how many calls a POST carries: the requests of a JSON-RPC
+// batch (which hosts of 2025-03-26 and before may send), else 1. Each
+// counts against the rate and the calls at once, as it would alone. The
+// body is read (up to MaxBodyBytes) only when it begins with '['; r.Body
+// is left to read again from its start.
+func (l *Limiter) calls(r *http.Request) int {
+	if r.Body == nil {
+		return 1
+	}
+	br := bufio.NewReader(r.Body)
+	r.Body = readCloser{br, r.Body}
+	for {
+		b, err := br.Peek(1)
+		if err != nil {
+			return 1
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = br.ReadByte()
+			continue
+		}
+		if b[0] != '[' {
+			return 1
+		}
+		break
+	}
+	limit := l.limits.MaxBodyBytes
+	if limit <= 0 {
+		limit = 4 << 20
+	}
+	body, err := io.ReadAll(io.LimitReader(br, limit+1))
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(body), br), r.Body}
+	if err != nil || int64(len(body)) > limit {
+		return 1
+	}
+	var batch []struct {
+		Method *string          `json:"method"`
+		ID     *json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &batch) != nil {
+		return 1
+	}
+	n := 0
+	for _, m := range batch {
+		if m.Method != nil && m.ID != nil {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// admit takes n tokens of key's bucket and, when counted, n slots of its
 // calls in flight. It returns why not, and how long to wait before trying
 // again: the bucket's own delay for a rate, a second for a full set of
 // slots (no way to know when a call ends).
-func (l *Limiter) admit(key string, counted bool) (time.Duration, string) {
+func (l *Limiter) admit(key string, counted bool, n int) (time.Duration, string) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -104,27 +172,33 @@ func (l *Limiter) admit(key string, counted bool) (time.Duration, string) {
 		l.entries[key] = e
 	}
 	e.lastSeen = now
-	if counted && e.inflight >= l.limits.ConcurrentCalls {
+	if counted && n > l.limits.ConcurrentCalls {
+		return time.Second, fmt.Sprintf("a batch of %d calls is more than this credential may make at once (at most %d); send fewer in one request", n, l.limits.ConcurrentCalls)
+	}
+	if counted && e.inflight+n > l.limits.ConcurrentCalls {
 		return time.Second, fmt.Sprintf("too many calls at once for this credential (at most %d)", l.limits.ConcurrentCalls)
 	}
 	if e.rate != nil {
-		res := e.rate.ReserveN(now, 1)
+		if n > l.limits.Burst {
+			return time.Second, fmt.Sprintf("a batch of %d calls is more than this credential may make at once (at most %d); send fewer in one request", n, l.limits.Burst)
+		}
+		res := e.rate.ReserveN(now, n)
 		if d := res.DelayFrom(now); d > 0 {
 			res.CancelAt(now) // a refused request costs nothing
 			return d, fmt.Sprintf("too many requests for this credential (at most %g a second, %d at once)", l.limits.CallsPerSecond, l.limits.Burst)
 		}
 	}
 	if counted {
-		e.inflight++
+		e.inflight += n
 	}
 	return 0, ""
 }
 
-func (l *Limiter) release(key string) {
+func (l *Limiter) release(key string, n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.entries[key]; e != nil {
-		e.inflight--
+		e.inflight -= n
 	}
 }
 

@@ -124,7 +124,7 @@ func TestLimiterForgets(t *testing.T) {
 	lim := NewLimiter(Limits{CallsPerSecond: 1, Burst: 1, ConcurrentCalls: 4})
 	lim.now = clock.now
 	for i := range 100 {
-		if _, why := lim.admit(fmt.Sprint("sub:", i), i == 0); why != "" {
+		if _, why := lim.admit(fmt.Sprint("sub:", i), i == 0, 1); why != "" {
 			t.Fatal(why)
 		}
 	}
@@ -132,14 +132,14 @@ func TestLimiterForgets(t *testing.T) {
 		t.Fatalf("%d remembered, want 100", n)
 	}
 	clock.t = clock.t.Add(sweepEvery)
-	lim.admit("sub:new", false)
+	lim.admit("sub:new", false, 1)
 	if n := lim.remembered(); n != 2 {
 		t.Errorf("after a sweep %d remembered, want 2 (the one in flight and the new one)", n)
 	}
-	lim.release("sub:0")
+	lim.release("sub:0", 1)
 
 	for i := range maxIdle + 50 {
-		lim.admit("many:"+strconv.Itoa(i), false)
+		lim.admit("many:"+strconv.Itoa(i), false, 1)
 	}
 	if n := lim.remembered(); n > maxIdle {
 		t.Errorf("%d remembered, more than %d", n, maxIdle)

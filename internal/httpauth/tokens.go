@@ -213,6 +213,11 @@ func (s *TokenStore) Lookup(token string) (name string, ok bool) {
 // answer's timing nor an early exit says how close a guess was.
 func (s *TokenStore) lookup(token string) (name string, ok bool, err error) {
 	sum := sha256.Sum256([]byte(token))
+	return s.lookupHash(sum[:])
+}
+
+// lookupHash is lookup of a token by its SHA-256.
+func (s *TokenStore) lookupHash(sum []byte) (name string, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refreshLocked(); err != nil {
@@ -220,7 +225,7 @@ func (s *TokenStore) lookup(token string) (name string, ok bool, err error) {
 	}
 	found := -1
 	for i, h := range s.hashes {
-		if subtle.ConstantTimeCompare(h, sum[:]) == 1 {
+		if subtle.ConstantTimeCompare(h, sum) == 1 {
 			found = i
 		}
 	}

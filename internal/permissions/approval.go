@@ -1,6 +1,7 @@
 package permissions
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
@@ -26,9 +27,11 @@ import (
 // configuration folder), naming the tool, a hash of its arguments, an
 // expiry and a nonce. If the user approves in Claude Code, the call reaches
 // the workbench with the token; if not, it never comes. The workbench takes
-// a token once, for that tool and those arguments, before it expires; any
-// other (a model that writes one, a copy of an earlier one) is ignored and
-// the call is asked about as usual.
+// a token once, for that tool and those arguments, before it expires —
+// once for the user, in whichever of their workbench processes it comes
+// to (the record of used nonces is a file beside the key); any other (a
+// model that writes one, a copy of an earlier one) is ignored and the call
+// is asked about as usual.
 
 // ApprovalField is use_tool's input member that carries a hook's approval.
 const ApprovalField = "hostApproval"
@@ -111,11 +114,13 @@ func SignApproval(keyPath, toolbox, server, tool string, args json.RawMessage, n
 	return approvalPrefix + base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// Approvals checks the approvals calls carry, each good once.
+// Approvals checks the approvals calls carry, each good once: the nonces
+// used are kept in a file beside the key (hook.used), shared by every
+// process of the user that checks approvals with that key — workbenches
+// of other sessions, one started later, the replicas of one over HTTP
+// that share the folder — so that a token used in one is refused in all.
 type Approvals struct {
 	keyPath string
-	mu      sync.Mutex
-	used    map[string]int64 // nonce → expiry
 }
 
 // NewApprovals checks approvals with the key at keyPath; "": the key at
@@ -162,19 +167,78 @@ func (a *Approvals) Take(token, toolbox, server, tool string, args json.RawMessa
 	case now.Unix() > ap.Expiry:
 		return false, "it has expired"
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.used == nil {
-		a.used = map[string]int64{}
+	return takeNonce(keyPath, ap, now)
+}
+
+// The record of used approvals: hook.used beside the key, a JSON object
+// of the nonces used and their expiries, and notBefore: a record that
+// could not be read (changed by something else than the workbench, cut
+// short) is never trusted; it is written anew, and an approval made
+// before that (its expiry less approvalTTL) does not count, since it may
+// have been used. Written atomically under hook.used.lock.
+type usedRecord struct {
+	NotBefore int64            `json:"notBefore,omitempty"`
+	Used      map[string]int64 `json:"used"`
+}
+
+const (
+	// maxUsed bounds the approvals in use at once (within approvalTTL of
+	// each other); past it, an approval does not count.
+	maxUsed      = 10000
+	maxUsedBytes = 1 << 20
+	// lockWait is how long a check waits for another process that
+	// holds the record's lock.
+	lockWait = 10 * time.Second
+)
+
+// UsedPath is the file of the approvals used already, for the key at
+// keyPath.
+func UsedPath(keyPath string) string {
+	return filepath.Join(filepath.Dir(keyPath), "hook.used")
+}
+
+// takeNonce records ap's nonce as used, and reports whether it was not.
+func takeNonce(keyPath string, ap approval, now time.Time) (bool, string) {
+	path := UsedPath(keyPath)
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	defer cancel()
+	unlock, err := userfile.Lock(ctx, path+".lock")
+	if err != nil {
+		return false, "the record of used approvals cannot be locked: " + err.Error()
 	}
-	for n, exp := range a.used {
+	defer unlock()
+	var rec usedRecord
+	data, _, err := userfile.Read(path, maxUsedBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		rec.Used = map[string]int64{}
+	} else if err != nil || json.Unmarshal(data, &rec) != nil || rec.Used == nil {
+		// Not trusted: every approval made until now may have been used.
+		rec = usedRecord{NotBefore: now.Unix(), Used: map[string]int64{}}
+	}
+	for n, exp := range rec.Used {
 		if now.Unix() > exp {
-			delete(a.used, n)
+			delete(rec.Used, n)
 		}
 	}
-	if _, dup := a.used[ap.Nonce]; dup {
+	why := ""
+	switch _, dup := rec.Used[ap.Nonce]; {
+	case dup:
 		return false, "it was used already"
+	case ap.Expiry-int64(approvalTTL/time.Second) < rec.NotBefore:
+		why = "it was made before the record of used approvals was lost, and may have been used"
+	case len(rec.Used) >= maxUsed:
+		return false, fmt.Sprintf("%d approvals are in use already", maxUsed)
+	default:
+		rec.Used[ap.Nonce] = ap.Expiry
 	}
-	a.used[ap.Nonce] = ap.Expiry
+	// Written back even when the approval does not count: a record that
+	// was not trusted is replaced by a good one.
+	b, _ := json.Marshal(rec)
+	if err := userfile.WriteAtomic(path, ".hook.used-*", b); err != nil {
+		return false, "the record of used approvals cannot be written: " + err.Error()
+	}
+	if why != "" {
+		return false, why
+	}
 	return true, ""
 }

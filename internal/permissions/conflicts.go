@@ -2,7 +2,6 @@ package permissions
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -25,12 +24,6 @@ func (c Conflict) String() string {
 // qualified says the patterns may name "server/tool" (the toolbox and top
 // levels).
 func Conflicts(rules []Rule, qualified bool) []Conflict {
-	norm := func(p string) string {
-		if qualified {
-			return Qualify(p)
-		}
-		return p
-	}
 	var out []Conflict
 	for i := range rules {
 		for j := i + 1; j < len(rules); j++ {
@@ -38,11 +31,10 @@ func Conflicts(rules []Rule, qualified bool) []Conflict {
 			if a.Decision == b.Decision {
 				continue
 			}
-			pa, pb := norm(a.Pattern), norm(b.Pattern)
-			if Covers(pa, pb) || Covers(pb, pa) {
+			if coversRule(a.Pattern, b.Pattern, qualified) || coversRule(b.Pattern, a.Pattern, qualified) {
 				continue
 			}
-			if ex, ok := Overlap(pa, pb); ok {
+			if ex, ok := overlapRule(a.Pattern, b.Pattern, qualified); ok {
 				out = append(out, Conflict{A: a, B: b, Example: ex})
 			}
 		}
@@ -50,12 +42,34 @@ func Conflicts(rules []Rule, qualified bool) []Conflict {
 	return out
 }
 
+// overlapRule is Overlap for the patterns of one level: qualified ones
+// part by part, the example written "server/tool".
+func overlapRule(a, b string, qualified bool) (string, bool) {
+	if !qualified || !strings.Contains(a+b, "/") {
+		return Overlap(a, b)
+	}
+	as, at := splitRule(a)
+	bs, bt := splitRule(b)
+	srv, ok := Overlap(as, bs)
+	if !ok {
+		return "", false
+	}
+	tool, ok := Overlap(at, bt)
+	if !ok {
+		return "", false
+	}
+	if srv == "" {
+		return tool, true
+	}
+	return srv + "/" + tool, true
+}
+
 // token is one step of a glob: "*", or a pattern of one character (a
-// literal, "?", a class, an escape) that path.Match matches against one.
+// literal, "?", a class, an escape) that matches one character.
 type token string
 
 func tokens(pattern string) ([]token, bool) {
-	if _, err := path.Match(pattern, ""); err != nil {
+	if !Valid(pattern) {
 		return nil, false
 	}
 	var out []token
@@ -95,7 +109,7 @@ func tokens(pattern string) ([]token, bool) {
 
 func (t token) matches(c rune) bool {
 	if t == "*" {
-		return c != '/'
+		return true
 	}
 	return Match(string(t), string(c))
 }

@@ -26,7 +26,6 @@ package permissions
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
 )
 
@@ -80,8 +79,8 @@ const (
 // HintNames are the annotation hints a decision can be given for.
 var HintNames = []string{ReadOnlyHint, DestructiveHint, IdempotentHint, OpenWorldHint}
 
-// Rule is one entry of a "tools" object: a glob (path.Match syntax) and
-// its decision.
+// Rule is one entry of a "tools" object: a glob (see [Match]) and its
+// decision.
 type Rule struct {
 	Pattern  string
 	Decision Decision
@@ -280,18 +279,12 @@ func pick(rules []Rule, match func(string) bool, qualified bool) *Rule {
 		}
 		return nil
 	}
-	norm := func(p string) string {
-		if qualified {
-			return Qualify(p)
-		}
-		return p
-	}
 	// The winner is a rule that every other one covers; with no such rule
 	// (a conflict the configuration's validation reports), the strictest.
 	for _, c := range cands {
 		ok := true
 		for _, o := range cands {
-			if o != c && o.Decision != c.Decision && !Covers(norm(o.Pattern), norm(c.Pattern)) {
+			if o != c && o.Decision != c.Decision && !coversRule(o.Pattern, c.Pattern, qualified) {
 				ok = false
 				break
 			}
@@ -309,15 +302,10 @@ func pick(rules []Rule, match func(string) bool, qualified bool) *Rule {
 	return best
 }
 
-// Match reports whether the glob pattern matches name; a bad pattern
-// matches nothing (the configuration's validation reports it).
-func Match(pattern, name string) bool {
-	ok, err := path.Match(pattern, name)
-	return ok && err == nil
-}
-
 // MatchQualified matches a rule of the toolbox or top level: a pattern
-// with a slash against "server/tool", one without against the tool's name.
+// with a slash against "server/tool" — the server's name before its first
+// slash, the tool's after it, slashes and all ("raw/*" matches the tool
+// "x/y" of the server raw) — one without against the tool's name.
 func MatchQualified(pattern, server, tool string) bool {
 	srv, t, ok := strings.Cut(pattern, "/")
 	if !ok {
@@ -326,12 +314,24 @@ func MatchQualified(pattern, server, tool string) bool {
 	return Match(srv, server) && Match(t, tool)
 }
 
-// Qualify writes a toolbox- or top-level pattern as "server/tool".
-func Qualify(pattern string) string {
-	if strings.Contains(pattern, "/") {
-		return pattern
+// splitRule reads a toolbox- or top-level pattern as its server and tool
+// parts: one without a slash names a tool of any server.
+func splitRule(pattern string) (server, tool string) {
+	if srv, t, ok := strings.Cut(pattern, "/"); ok {
+		return srv, t
 	}
-	return "*/" + pattern
+	return "*", pattern
+}
+
+// coversRule is Covers for the patterns of one level: qualified ones part
+// by part.
+func coversRule(general, specific string, qualified bool) bool {
+	if !qualified {
+		return Covers(general, specific)
+	}
+	gs, gt := splitRule(general)
+	ss, st := splitRule(specific)
+	return Covers(gs, ss) && Covers(gt, st)
 }
 
 // Covers reports whether every name that specific matches, general

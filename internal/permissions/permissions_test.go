@@ -2,6 +2,7 @@ package permissions
 
 import (
 	"encoding/json"
+	"path"
 	"testing"
 )
 
@@ -139,5 +140,63 @@ func TestConflicts(t *testing.T) {
 	}
 	if c := Conflicts(rules("delete_*", "deny", "gh/*", "deny"), true); len(c) != 0 {
 		t.Errorf("agreeing rules conflict: %v", c)
+	}
+}
+
+// TestMatch: path.Match's syntax and answers, except that "/" is a
+// character like any other (tool names may contain it).
+func TestMatch(t *testing.T) {
+	patterns := []string{"*", "a*", "*b", "a*b", "a?c", "[a-c]x", "[^a]x", `\*`, `a\?`, "[\\]]", "**a", "a*b*c", "", "abc", "[é-ü]", "*_issue", "get_*"}
+	names := []string{"", "a", "ab", "abc", "axxb", "bx", "ax", "*", "a?", "]", "aaa", "aXbYc", "é", "ö", "create_issue", "get_x"}
+	for _, p := range patterns {
+		for _, n := range names {
+			want, _ := path.Match(p, n)
+			if got := Match(p, n); got != want {
+				t.Errorf("Match(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"*", "admin/drop_db", true},
+		{"admin/*", "admin/x/y", true},
+		{"*/drop_*", "a/b/drop_db", true},
+		{"?", "/", true},
+		{"a?b", "a/b", true},
+		{"[^a]", "/", true},
+		{"admin/*", "other/x", false},
+		{"a*", "b/a", false},
+		{"[a-", "a", false}, // a bad pattern matches nothing
+	} {
+		if got := Match(tt.pattern, tt.name); got != tt.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tt.pattern, tt.name, got, tt.want)
+		}
+	}
+	// A toolbox's rule: the server before the first slash, the tool after.
+	if !MatchQualified("raw/*", "raw", "x/y") || !MatchQualified("raw/x/*", "raw", "x/y") || MatchQualified("raw/*", "x", "raw/y") || !MatchQualified("*", "s", "a/b") {
+		t.Error("MatchQualified splits at the first slash")
+	}
+}
+
+// TestConflictsWithSlashes: qualified patterns compare part by part, so a
+// star of the server's part does not reach into the tool's.
+func TestConflictsWithSlashes(t *testing.T) {
+	if c := Conflicts(rules("r*/x", "allow", "raw/y/x", "deny"), true); len(c) != 0 {
+		t.Errorf("server r*, tool x and server raw, tool y/x cannot both match: %v", c)
+	}
+	if c := Conflicts(rules("raw/*", "deny", "*/admin/*", "allow"), true); len(c) != 1 || c[0].Example != "raw/admin/" {
+		t.Errorf("%v", c)
+	}
+	if c := Conflicts(rules("*", "deny", "raw/admin/*", "allow"), true); len(c) != 0 {
+		t.Errorf("a rule under * conflicts: %v", c)
+	}
+	pol := Policy{Toolbox: &Rules{Tools: rules("*", "deny", "raw/admin/*", "allow")}}
+	if v := pol.Decide("raw", "admin/x", nil); v.Decision != Allow {
+		t.Errorf("raw/admin/x: %v (%s); the narrower rule wins", v.Decision, v.By)
+	}
+	if v := pol.Decide("raw", "other/x", nil); v.Decision != Deny {
+		t.Errorf("raw/other/x: %v (%s)", v.Decision, v.By)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // collapsed, that speak to the model rather than describe a tool: orders
 // to drop its instructions, to keep things from the user, fake system or
 // priority tags, and the secrets poisoned descriptions ask for. Kept
-// short so that real tool descriptions do not trip them (see the README).
+// short so that real tool descriptions do not trip them (see docs/pinning.md).
 var Phrases = []string{
 	"ignore previous instructions", "ignore all previous", "ignore the previous", "ignore any previous",
 	"disregard previous", "disregard all previous", "disregard the previous", "forget your instructions",

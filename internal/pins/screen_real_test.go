@@ -67,7 +67,7 @@ func realFlags(t *testing.T) (map[string][]string, int) {
 	return out, tools
 }
 
-// TestScreenRealServers is the false-positive count the README gives:
+// TestScreenRealServers is the false-positive count docs/pinning.md gives:
 // screening the captured tool lists of 16 real servers flags no tool of
 // the reference servers and only the tools listed here.
 func TestScreenRealServers(t *testing.T) {
@@ -89,6 +89,6 @@ func TestScreenRealServers(t *testing.T) {
 		}
 	}
 	if len(got) != realFalsePositives {
-		t.Errorf("%d tools flagged, the README says %d: update both if screening changed", len(got), realFalsePositives)
+		t.Errorf("%d tools flagged, docs/pinning.md says %d: update both if screening changed", len(got), realFalsePositives)
 	}
 }

@@ -5,7 +5,7 @@ package proctree
 // Elsewhere than on Linux a stop reaches the process group only: there is
 // no /proc to find a process that left it, and no subreaper. (FreeBSD's
 // procctl(PROC_REAP_ACQUIRE) and macOS's lack of any equivalent are noted
-// in the README.)
+// in docs/install.md.)
 
 func (t *tree) refresh() bool { return t.groupsAlive() }
 

@@ -44,7 +44,7 @@ const evalDir = "../../testdata/search"
 // requests, ≥ 0.85 on paraphrases; recall@1 ≥ 0.70; at most 12 KB returned
 // on average. The test logs where a held-out set is short of them, and holds
 // each set to floors just under what the ranking reaches, so that a change
-// that loses ground fails. README ("Tool search") has the figures.
+// that loses ground fails. docs/search-evaluation.md has the figures.
 const (
 	goalRecall5  = 0.90
 	goalRecall1  = 0.70
@@ -792,7 +792,7 @@ func scaleCorpus(tb testing.TB, n int) []Doc {
 
 // BenchmarkSearchScale is a search (limit 5, the dev set's requests in turn)
 // over 400 and 10,000 tools, and the index's memory: the heap it holds
-// after a collection (index-MiB), the tools themselves not counted. README, "Tool search", has the figures.
+// after a collection (index-MiB), the tools themselves not counted. docs/performance.md has the figures.
 func BenchmarkSearchScale(b *testing.B) {
 	qs := benchQueries(b)
 	for _, n := range []int{400, 10000} {
@@ -871,7 +871,7 @@ func (tc tuningCase) fold() int {
 // requests (never a held-out set's): each fold's figure is that of the
 // weights best on the other four, and the mean of the folds is set beside
 // that of the weights index.go has. Which parts of WordNet the table keeps
-// is wordnetgen's, measured the same way (README, "Tool search").
+// is wordnetgen's, measured the same way (docs/search-evaluation.md).
 func crossValidate(out *strings.Builder, runs evalRunSets) {
 	cases := tuningCases(runs)
 	type knobs struct{ wn, hyper, first float64 }

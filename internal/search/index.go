@@ -158,7 +158,7 @@ var (
 	// general verb ("delete", "remove"). In a request they weigh
 	// wordnetWeight and wordnetHyperWeight of the word. Verbs that
 	// concepts.go knows keep only its concepts. Chosen by cross-validation
-	// over the tuning sets (README, "Tool search").
+	// over the tuning sets (docs/search-evaluation.md).
 	wordnetWeight       = 0.4
 	wordnetHyperWeight  = 0.15
 	wordnetDocHypernyms = true

@@ -6,7 +6,9 @@ package userfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,11 +18,52 @@ import (
 // named by tempPattern (as os.CreateTemp takes it), synced, then renamed
 // over path, and the folder synced so that the rename lasts. A reader sees
 // the old file or the new one, never a part.
-func WriteAtomic(path, tempPattern string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, tempPattern) // mode 0600
+func WriteAtomic(path, tempPattern string, data []byte) error {
+	return WriteAtomicMode(path, tempPattern, data, 0o600)
+}
+
+// WriteAtomicMode is [WriteAtomic] with the file's mode perm: a file the
+// user had (another program's configuration) keeps its own.
+func WriteAtomicMode(path, tempPattern string, data []byte, perm os.FileMode) error {
+	tmp, err := writeTemp(path, tempPattern, data, perm)
 	if err != nil {
 		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// WriteNew writes data to path as [WriteAtomic] does, but only if no file
+// is there: the error then [errors.Is] [fs.ErrExist], even when another
+// process made it a moment before, since the whole file is linked into
+// place, which fails on a name that is taken.
+func WriteNew(path, tempPattern string, data []byte) error {
+	tmp, err := writeTemp(path, tempPattern, data, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err // "link a b: file exists" names our temporary file
+		}
+		return &fs.PathError{Op: "create", Path: path, Err: err}
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// writeTemp writes data to a new file in path's folder, synced, and
+// returns its name.
+func writeTemp(path, tempPattern string, data []byte, perm os.FileMode) (name string, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPattern) // mode 0600
+	if err != nil {
+		return "", err
 	}
 	defer func() {
 		if err != nil {
@@ -28,20 +71,21 @@ func WriteAtomic(path, tempPattern string, data []byte) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if perm != 0o600 {
+		if err := tmp.Chmod(perm); err != nil {
+			return "", err
+		}
+	}
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing: %w", err)
+		return "", fmt.Errorf("writing: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("syncing: %w", err)
+		return "", fmt.Errorf("syncing: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(dir)
-	return nil
+	return tmp.Name(), nil
 }
 
 // Lock takes the lock file at path (made, mode 0600, if need be), waiting

@@ -314,7 +314,7 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 	}
 	var state string
 	_ = frame.Unmarshal(p.RequestState, &state)
-	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), progress, nil, reply)
+	cancel := c.startUse(p.Arguments, state, p.InputResponses, perRequest || c.newProtocol.Load(), "", progress, nil, reply)
 	c.mu.Lock()
 	call.cancel = cancel
 	cancelNow := call.cancelled
@@ -332,12 +332,18 @@ func (c *hostConn) useTool(m *frame.Message) bool {
 // result into input_required (roundtrip.go); else the server asks with
 // ask (nil: the workbench's Ask). reply gets the call's answer once, as
 // use.go makes it.
-func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (c *hostConn) startUse(args json.RawMessage, state string, responses json.RawMessage, held bool, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	return c.startParsed(parseUse(args), state, responses, held, scope, progress, ask, reply)
+}
+
+// startParsed is startUse of arguments parsed once (parseUse): the
+// identifier of the tool is read once per call, whatever else needs it.
+func (c *hostConn) startParsed(in parsedUse, state string, responses json.RawMessage, held bool, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	ref := in.ref
 	if state != "" || (len(responses) > 0 && string(responses) != "null") {
 		// The host's answers to a held call's input requests.
-		ref, _, err := parseUseInput(args)
-		if err != nil {
-			reply(resultJSON("use_tool: "+err.Error(), true))
+		if in.err != nil {
+			reply(resultJSON("use_tool: "+in.err.Error(), true))
 			return func() {}
 		}
 		h, why := c.resume(ref, state, responses)
@@ -349,11 +355,10 @@ func (c *hostConn) startUse(args json.RawMessage, state string, responses json.R
 		return h.giveUp
 	}
 	if !held {
-		return c.w.useTool(args, progress, ask, reply)
+		return c.w.useParsed(in, scope, progress, ask, reply)
 	}
-	ref, _, _ := parseUseInput(args)
 	h := c.holdCall(ref, reply)
-	stop := c.w.useTool(args, progress, h.ask, h.finish)
+	stop := c.w.useParsed(in, scope, progress, h.ask, h.finish)
 	h.mu.Lock()
 	h.cancel = stop
 	h.mu.Unlock()

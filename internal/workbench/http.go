@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,10 +28,30 @@ import (
 type HTTPHost struct {
 	hc     *hostConn
 	server *mcp.Server
+	// perClient says the host is a user's 2026-07-28 requests: each
+	// client among them is a host session of its own (grantScope).
+	perClient bool
 	// OnCall, if set, is told each use_tool call's end: its toolbox and
 	// server (as the call named them), its outcome (ok, tool_error,
 	// input_required, error, cancelled) and how long it took.
 	OnCall func(toolbox, server, outcome string, took time.Duration)
+	// CallTimeout, if set, bounds each use_tool call of the host (the
+	// "http.limits.requestTimeoutMs"): past it the call is cancelled and
+	// the host gets a tool error saying so. A 2025 host's call is served
+	// on the session's context, which the HTTP request's end does not
+	// reach; this bounds both generations alike.
+	CallTimeout time.Duration
+}
+
+// errCallTimeout is the cause of a call's end at CallTimeout.
+var errCallTimeout = errors.New("the call outlasted requestTimeoutMs")
+
+// Waiting is how many of the host's calls wait for its answers (2026-07-28
+// held calls, up to their 10 minutes).
+func (h *HTTPHost) Waiting() int {
+	h.hc.heldMu.Lock()
+	defer h.hc.heldMu.Unlock()
+	return len(h.hc.held)
 }
 
 // Server is the MCP server to serve the host's requests with.
@@ -48,7 +69,7 @@ func (w *Workbench) NewHTTPHost(user string) *HTTPHost {
 		id = "u" + base64.RawURLEncoding.EncodeToString(sum[:12])
 	}
 	hc := &hostConn{w: w, log: w.log, closed: make(chan struct{}), calls: map[string]*hostCall{}, id: id}
-	h := &HTTPHost{hc: hc}
+	h := &HTTPHost{hc: hc, perClient: user != ""}
 	h.server = w.newMCPServer(func(_ context.Context, req *mcp.InitializedRequest) {
 		hc.ss.Store(req.Session)
 		hc.initialized.Store(true)
@@ -57,9 +78,27 @@ func (w *Workbench) NewHTTPHost(user string) *HTTPHost {
 	return h
 }
 
+// inputResponsesKey keys a use_tool retry's inputResponses, as the host
+// wrote them, in its request's context.
+type inputResponsesKey struct{}
+
+// WithInputResponses returns ctx carrying the inputResponses of the
+// use_tool retry it serves, as the host wrote them. The SDK decodes them
+// into its own types, which drop what they leave empty or out (an
+// accept's "content": {}, a sampling answer without "model"); given
+// these, the workbench judges the answers as written, as over stdio.
+func WithInputResponses(ctx context.Context, raw json.RawMessage) context.Context {
+	return context.WithValue(ctx, inputResponsesKey{}, raw)
+}
+
 // handleUse serves a use_tool call of the SDK's session.
 func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c, p := h.hc, req.Params
+	if h.CallTimeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, h.CallTimeout, errCallTimeout)
+		defer stop()
+	}
 	var protocol string
 	if v, ok := p.Meta[mcp.MetaKeyProtocolVersion].(string); ok {
 		protocol = v
@@ -83,13 +122,17 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	}
 	start := time.Now()
 	outcome := "error"
+	in := parseUse(p.Arguments) // once: the call and its metrics read it
 	if h.OnCall != nil {
-		ref, _, _ := parseUseInput(p.Arguments)
-		defer func() { h.OnCall(ref.Toolbox, ref.Server, outcome, time.Since(start)) }()
+		defer func() { h.OnCall(in.ref.Toolbox, in.ref.Server, outcome, time.Since(start)) }()
 	}
 	var responses json.RawMessage
 	if len(p.InputResponses) > 0 {
-		responses, _ = json.Marshal(p.InputResponses)
+		if raw, ok := ctx.Value(inputResponsesKey{}).(json.RawMessage); ok {
+			responses = raw
+		} else {
+			responses, _ = json.Marshal(p.InputResponses)
+		}
 	}
 	var ask downstream.AskFunc
 	if !held {
@@ -105,7 +148,11 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		}
 	}
 	done := make(chan json.RawMessage, 1)
-	cancel := c.startUse(p.Arguments, p.RequestState, responses, held, progress, ask, func(res json.RawMessage) {
+	scope := ""
+	if h.perClient {
+		scope = grantScope(p.Meta)
+	}
+	cancel := c.startParsed(in, p.RequestState, responses, held, scope, progress, ask, func(res json.RawMessage) {
 		select {
 		case done <- res:
 		default:
@@ -116,6 +163,9 @@ func (h *HTTPHost) handleUse(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	case answer = <-done:
 	case <-ctx.Done():
 		cancel()
+		if context.Cause(ctx) == errCallTimeout {
+			return textResult(fmt.Sprintf("use_tool: no answer within %s (the workbench's \"http.limits.requestTimeoutMs\"); the call was cancelled", h.CallTimeout), true), nil
+		}
 		outcome = "cancelled"
 		return nil, ctx.Err()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Permissions (internal/permissions has the rules). Before a use_tool
@@ -26,7 +27,7 @@ import (
 // (roundtrip.go). Only an accept lets the call go on; a decline, a
 // dismissal, an answer that does not fit the form or a host that cannot
 // show one refuse it. The user may allow the tool for the rest of the
-// session: that is this Workbench's, one host session's, alone.
+// session: that host session's alone (grantScope).
 //
 // A rule that names the tool decides at once; a decision that depends on
 // the tool's annotations needs the server's live tool list, and waits for
@@ -46,25 +47,62 @@ func policyFor(cfg *config.Config, ref toolRef) permissions.Policy {
 	return pol
 }
 
-// allowances are the tools the user allowed for the rest of the session.
+// allowances are the tools the user allowed for the rest of a host
+// session, by the session's scope.
 type allowances struct {
 	mu sync.Mutex
-	m  map[toolRef]bool
+	m  map[grant]bool
 }
 
-func (a *allowances) has(ref toolRef) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.m[ref]
+// grant is one tool allowed in one host session.
+type grant struct {
+	scope string
+	ref   toolRef
 }
 
-func (a *allowances) add(ref toolRef) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.m == nil {
-		a.m = map[toolRef]bool{}
+// Scopes of the host sessions a Workbench serves. Over stdio, in a shared
+// workbench's session and in a 2025 host's session over HTTP, the
+// Workbench serves one host session: its scope is "". Over HTTP, the
+// 2026-07-28 requests of one user, which come without a session, share
+// one Workbench: there a host session is the requests that declare one
+// client (the clientInfo name and version in their _meta), and a request
+// that declares none is a session of its own that keeps no grant.
+const noScope = "\x00"
+
+// maxGrants bounds the grants a Workbench keeps: past it, an accept "for
+// the session" counts for its call alone.
+const maxGrants = 4096
+
+// grantScope is the scope of a 2026-07-28 request over HTTP, from its
+// _meta's clientInfo.
+func grantScope(meta map[string]any) string {
+	ci, _ := meta[mcp.MetaKeyClientInfo].(map[string]any)
+	name, _ := ci["name"].(string)
+	version, _ := ci["version"].(string)
+	if name == "" {
+		return noScope
 	}
-	a.m[ref] = true
+	return "client " + name + "\x00" + version
+}
+
+func (a *allowances) has(scope string, ref toolRef) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m[grant{scope, ref}]
+}
+
+// add keeps the grant, and reports whether it could.
+func (a *allowances) add(scope string, ref toolRef) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if scope == noScope || len(a.m) >= maxGrants {
+		return false
+	}
+	if a.m == nil {
+		a.m = map[grant]bool{}
+	}
+	a.m[grant{scope, ref}] = true
+	return true
 }
 
 // logDecision writes the record of one ask, answer or denial.
@@ -73,7 +111,7 @@ func (w *Workbench) logDecision(ref toolRef, event string, d permissions.Decisio
 }
 
 // guarded serves a call under the permission rules pol.
-func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	v, known := pol.ByName(ref.Server, ref.Tool)
 	if !known {
 		t, err := s.Resolve(w, ref.Tool, args)
@@ -93,7 +131,7 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 			return func() {}
 		case v.Decision != permissions.Ask:
 			return w.call(tb, s, ref, args, progress, ask, reply)
-		case w.allowed.has(ref):
+		case w.allowed.has(scope, ref):
 			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		case w.approvedByHook(ref, args, input):
@@ -129,15 +167,15 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 			case v.Decision != permissions.Ask:
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
-			case w.allowed.has(ref) || w.approvedByHook(ref, args, input):
-				if w.allowed.has(ref) {
+			case w.allowed.has(scope, ref) || w.approvedByHook(ref, args, input):
+				if w.allowed.has(scope, ref) {
 					w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 				}
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
 			}
 		}
-		if refusal := w.askUser(ctx, s, ref, args, v, ask); refusal != nil {
+		if refusal := w.askUser(ctx, s, ref, args, v, scope, ask); refusal != nil {
 			reply(refusal)
 			return
 		}
@@ -150,7 +188,8 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 }
 
 // approvals checks the approvals of the host's own prompt (the Claude
-// Code hook), each good once in the process, whichever session it comes to.
+// Code hook), each good once for the user: whichever session or process
+// of theirs it comes to (the record beside the key).
 var approvals = permissions.NewApprovals("")
 
 // approvedByHook reports whether the call's use_tool input carries an
@@ -224,7 +263,7 @@ const sessionKey = "allowForSession"
 
 // askUser asks the user, through the host, whether the call may go on. It
 // returns nil if it may, else the call's refusal.
-func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, ask downstream.AskFunc) json.RawMessage {
+func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
 	params := permissionForm(ref, shownArgs(args, secretsOf(s.Config())), v)
 	cannot := func(why string) json.RawMessage {
 		w.logDecision(ref, "answer", permissions.Deny, "host", "the host cannot ask the user: "+why)
@@ -237,10 +276,18 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		return cannot(err.Error())
 	}
 	w.logDecision(ref, "ask", permissions.Ask, "rule", v.By)
+	notFit := func(what string) json.RawMessage {
+		w.logDecision(ref, "answer", permissions.Deny, "host", "the answer does not match the form")
+		return ref.refused(fmt.Sprintf("the host's answer to the permission question does not match its form (%s; the form has only %q, true or false); the call is refused. Call again to be asked again.", what, sessionKey))
+	}
 	raw, err := ask(ctx, downstream.MethodElicit, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ref.failed(ctx.Err())
+		}
+		if isContentMismatch(err) {
+			// The SDK checked a 2025 host's accept against the form.
+			return notFit("its content does not have the types the form gives")
 		}
 		return cannot(err.Error())
 	}
@@ -257,16 +304,20 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		session := false
 		for k, val := range ans.Content {
 			var b bool
-			if k != sessionKey || json.Unmarshal(val, &b) != nil {
-				w.logDecision(ref, "answer", permissions.Deny, "host", "the answer does not match the form")
-				return ref.refused(fmt.Sprintf("the host's answer to the permission question does not match its form (it has %q; the form has only %q, true or false); the call is refused. Call again to be asked again.", k, sessionKey))
+			if k != sessionKey {
+				return notFit(fmt.Sprintf("it has %q", k))
+			}
+			if json.Unmarshal(val, &b) != nil {
+				return notFit(fmt.Sprintf("its %q is not true or false", k))
 			}
 			session = b
 		}
-		if session {
-			w.allowed.add(ref)
+		switch {
+		case session && w.allowed.add(scope, ref):
 			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted, for the rest of the session")
-		} else {
+		case session:
+			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted for the rest of the session, kept for this call only: the host's requests name no client (clientInfo), or too many tools are allowed already")
+		default:
 			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted, this call")
 		}
 		return nil
@@ -279,6 +330,13 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 	}
 	w.logDecision(ref, "answer", permissions.Deny, "host", "an unknown action")
 	return ref.refused(fmt.Sprintf("the host answered the permission question with the action %q, which is none of accept, decline and cancel; the call is refused.", ans.Action))
+}
+
+// isContentMismatch reports whether err is the SDK's refusal of a 2025
+// host's elicitation answer whose content does not fit the form's schema
+// (ServerSession.Elicit validates an accept; its error is not typed).
+func isContentMismatch(err error) bool {
+	return strings.Contains(err.Error(), "does not match requested schema")
 }
 
 // permissionForm is the elicitation that asks the user about a call.

@@ -141,7 +141,9 @@ func (h *heldCall) offerLocked() {
 		h.expiry.Reset(holdFor)
 	}
 	var b []byte
-	b = append(b, `{"resultType":"input_required","inputRequests":{`...)
+	// "content": [] as the go-sdk writes it over HTTP: one shape on
+	// every transport.
+	b = append(b, `{"content":[],"resultType":"input_required","inputRequests":{`...)
 	first := true
 	for key, a := range h.asks {
 		if !first {

@@ -24,22 +24,38 @@ type toolRef struct {
 	Tool    string `json:"tool"`
 }
 
-// useTool serves one use_tool call whose input (the tool's "arguments") is
-// input. reply gets the result object to answer with, exactly once, on
-// another goroutine or before useTool returns. cancel gives the call up.
-// ask, if set, answers the server's requests of the host during the call.
-func (w *Workbench) useTool(input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+// parsedUse is use_tool's input read once: the tool's identifier and
+// arguments, or why they cannot be read, and the input as it came.
+type parsedUse struct {
+	ref     toolRef
+	rawArgs json.RawMessage
+	err     error
+	input   json.RawMessage
+}
+
+func parseUse(input json.RawMessage) parsedUse {
 	ref, rawArgs, err := parseUseInput(input)
-	if err != nil {
-		reply(resultJSON("use_tool: "+err.Error(), true))
+	return parsedUse{ref: ref, rawArgs: rawArgs, err: err, input: input}
+}
+
+// useParsed serves one use_tool call whose input (the tool's "arguments"),
+// read by parseUse, is in. reply gets the result object to answer with,
+// exactly once, on another goroutine or before useParsed returns. cancel
+// gives the call up. ask, if set, answers the server's requests of the
+// host during the call. scope is the host session the call comes from,
+// where the workbench serves several (see grantScope); "" for the
+// workbench's one.
+func (w *Workbench) useParsed(in parsedUse, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+	if in.err != nil {
+		reply(resultJSON("use_tool: "+in.err.Error(), true))
 		return func() {}
 	}
-	args, err := objectArgs(rawArgs)
+	args, err := objectArgs(in.rawArgs)
 	if err != nil {
-		reply(ref.refused(err.Error()))
+		reply(in.ref.refused(err.Error()))
 		return func() {}
 	}
-	return w.useWith(ref, args, input, progress, ask, reply)
+	return w.useWith(in.ref, args, in.input, scope, progress, ask, reply)
 }
 
 // Use is use_tool from Go: it calls tool of server in toolbox with args (a
@@ -69,12 +85,12 @@ func (w *Workbench) Use(ctx context.Context, toolbox, server, tool string, args 
 }
 
 func (w *Workbench) use(ref toolRef, args json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
-	return w.useWith(ref, args, nil, progress, ask, reply)
+	return w.useWith(ref, args, nil, "", progress, ask, reply)
 }
 
 // useWith is use of a call whose use_tool input was input (nil: none),
 // where a hook's approval may be (permissions.go).
-func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
 	refuse := func(reason string) func() {
 		reply(ref.refused(reason))
 		return func() {}
@@ -94,7 +110,7 @@ func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, progress d
 	}
 	if st.cfg.AnyPermissions {
 		if pol := policyFor(st.cfg, ref); !pol.Empty() {
-			return w.guarded(pol, tb, s, ref, args, input, progress, ask, reply)
+			return w.guarded(pol, tb, s, ref, args, input, scope, progress, ask, reply)
 		}
 	}
 	return w.call(tb, s, ref, args, progress, ask, reply)

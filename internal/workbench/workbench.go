@@ -98,8 +98,8 @@ type Workbench struct {
 
 	// host is the host's connection its servers ask (ask.go).
 	host atomic.Pointer[hostConn]
-	// allowed are the tools the user allowed for the rest of this host
-	// session (permissions.go).
+	// allowed are the tools the user allowed for the rest of a host
+	// session, by its scope (permissions.go).
 	allowed allowances
 }
 

@@ -41,7 +41,7 @@ func main() {
 }
 
 // parts and maxSenses are what the table keeps: the search was measured
-// with verbs and nouns, one to three senses (README, "Tool search"), and
+// with verbs and nouns, one to three senses (docs/search-evaluation.md), and
 // kept what helped: verbs, their first sense. A word's rarer senses are
 // seldom what a request means by it, and each one kept joins it to more
 // words.

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+)
+
+const installUsage = `Usage: mcp-workbench install HOST [--config PATH] [--file PATH] [--name NAME]
+
+Adds the workbench to a host's own file, as the host's own entry that
+starts this mcp-workbench with the configuration PATH: Codex's config.toml,
+Claude Code's ~/.claude.json, Claude Desktop's claude_desktop_config.json,
+Cursor's ~/.cursor/mcp.json, VS Code's user mcp.json, Gemini CLI's
+~/.gemini/settings.json, Copilot CLI's ~/.copilot/mcp-config.json,
+OpenCode's opencode.json, Windsurf's mcp_config.json, Zed's settings.json,
+Cline's cline_mcp_settings.json.
+
+Only the workbench's entry is written: every other key, comment and line of
+the file stays as it is. The file as it was is copied beside it first
+(FILE.bak, or FILE.bak.2, …), and written whole or not at all. A second run
+changes nothing. A file that does not parse is left untouched.
+
+HOST is one of: claude-code, claude-desktop, cline, codex, copilot-cli, cursor,
+gemini-cli, opencode, vscode, windsurf, zed.
+
+Flags:
+  --config PATH   the workbench configuration the host starts it with
+                  (else $WORKBENCH_CONFIG, else ./workbench-config.json);
+                  written into the entry as an absolute path
+  --file PATH     the host file to write (default: the host's user file)
+  --name NAME     the entry's name in the host (default workbench)
+  --print         print the entry (and the host's own command, if it has
+                  one) instead of writing it
+  --remove-moved  also take out of the host's file the servers that are now
+                  in the configuration's toolboxes (by name): removed from a
+                  JSON file, commented out in Codex's config.toml; only
+                  when asked, in the same write, after the same backup
+  --log-level LEVEL
+                  accepted as every command takes it; install prints what it
+                  did on stdout and its errors on stderr
+`
+
+// installOptions is the parsed command line of mcp-workbench install.
+type installOptions struct {
+	globalOptions
+	host  *hostconfig.Host
+	file  string // the host file; "" for the host's user file
+	name  string // the entry's name in the host
+	print bool   // print instead of writing
+	// removeMoved: also take out of the host's file the servers the
+	// configuration's toolboxes now hold.
+	removeMoved bool
+	exe         string // the workbench binary the entry starts
+	cfg         string // the absolute configuration path the entry gives
+}
+
+// installSteps are what install does for a host after its entry is in
+// place (Codex's hook, for one), by host name. Each step is as careful
+// with the user's files as the entry is: idempotent, backed up, atomic.
+var installSteps = map[string][]func(opts installOptions, stdout io.Writer) error{}
+
+// runInstall implements mcp-workbench install.
+func runInstall(_ context.Context, e *env, args []string) error {
+	opts, err := parseInstallArgs(e, args)
+	if err != nil {
+		return e.usageError("install", err)
+	}
+	if err := doInstall(opts, e.stdout); err != nil {
+		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func parseInstallArgs(e *env, args []string) (installOptions, error) {
+	var opts installOptions
+	fset := e.flagSet("install", &opts.globalOptions)
+	fset.StringVar(&opts.file, "file", "", "")
+	fset.StringVar(&opts.name, "name", "workbench", "")
+	fset.BoolVar(&opts.print, "print", false, "")
+	fset.BoolVar(&opts.removeMoved, "remove-moved", false, "")
+	positional, err := parse(fset, args)
+	if err != nil {
+		return opts, err
+	}
+	switch {
+	case len(positional) == 0:
+		return opts, fmt.Errorf("missing HOST, one of: %s", hostconfig.HostNames())
+	case len(positional) > 1:
+		return opts, fmt.Errorf("unexpected argument %q (install adds the workbench to one host)", positional[1])
+	case strings.TrimSpace(opts.name) == "":
+		return opts, errors.New("--name needs a name")
+	}
+	if opts.host = hostconfig.HostNamed(positional[0]); opts.host == nil {
+		return opts, fmt.Errorf("unknown host %q: want one of %s", positional[0], hostconfig.HostNames())
+	}
+	if _, err := parseLevel(opts.logLevel); err != nil {
+		return opts, err
+	}
+	if opts.exe, err = os.Executable(); err != nil {
+		opts.exe = "mcp-workbench" // found on PATH, as the host would
+	}
+	cfg := config.ResolvePath(opts.configPath, os.LookupEnv)
+	if opts.cfg, err = filepath.Abs(cfg); err != nil {
+		return opts, fmt.Errorf("--config %s: %w", cfg, err)
+	}
+	return opts, nil
+}
+
+// doInstall writes (or prints) the host's entry, then runs the host's
+// further steps.
+func doInstall(opts installOptions, stdout io.Writer) error {
+	h := opts.host
+	entry := h.Entry(opts.exe, opts.cfg)
+	if opts.print {
+		printHostEntry(stdout, h, opts.exe, opts.cfg, opts.name)
+		return nil
+	}
+	if _, err := os.Stat(opts.cfg); err != nil {
+		fmt.Fprintf(stdout, "Note: %s does not exist yet; %s will not start the workbench until it does (mcp-workbench import writes one).\n", opts.cfg, h.Title)
+	}
+	var moved []string
+	if opts.removeMoved {
+		cfg, err := config.LoadUnsetAsWarnings(opts.cfg, os.LookupEnv)
+		if err != nil {
+			return fmt.Errorf("--remove-moved takes the servers' names from the workbench configuration, which does not load (nothing written): %w", err)
+		}
+		for _, tb := range cfg.Toolboxes {
+			for _, s := range tb.Servers {
+				moved = append(moved, s.Name)
+			}
+		}
+	}
+	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved)
+	if err != nil {
+		return err
+	}
+	if len(removed) > 0 {
+		how := "Removed"
+		if h.TOML {
+			how = "Commented out"
+		}
+		fmt.Fprintf(stdout, "%s the servers now in the workbench's toolboxes: %s.\n", how, strings.Join(removed, ", "))
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(stdout, "%s already starts the workbench as %q in %s: nothing changed.\n", h.Title, opts.name, res.Path)
+	case res.Created:
+		fmt.Fprintf(stdout, "Wrote %s: %s starts the workbench as %q.\n", res.Path, h.Title, opts.name)
+	default:
+		fmt.Fprintf(stdout, "Added the workbench as %q to %s (the file as it was: %s).\n", opts.name, res.Path, res.Backup)
+	}
+	for _, step := range installSteps[h.Name] {
+		if err := step(opts, stdout); err != nil {
+			return err
+		}
+	}
+	if res.Changed {
+		fmt.Fprintf(stdout, "Restart %s (or start a new session) to pick it up.\n", h.Title)
+	}
+	return nil
+}
+
+// printHostEntry prints how to add the workbench to host h: the host's own
+// command if it has one, and the entry with the file it goes in.
+func printHostEntry(w io.Writer, h *hostconfig.Host, exe, cfg, name string) {
+	if cmd := h.Command(exe, cfg, name); cmd != "" {
+		fmt.Fprintf(w, "     %s\n", cmd)
+		fmt.Fprintf(w, "     or: %s install %s --config %s\n", config.ShellQuote(exe), h.Name, config.ShellQuote(cfg))
+		return
+	}
+	fmt.Fprintf(w, "     %s install %s --config %s\n", config.ShellQuote(exe), h.Name, config.ShellQuote(cfg))
+	file := h.UserFile()
+	if file == "" {
+		file = "the host's file"
+	}
+	if h.TOML {
+		fmt.Fprintf(w, "     or add to %s:\n\n%s\n", file, indent(h.Entry(exe, cfg).TOMLTable(append(append([]string{}, h.Container...), name)...), "       "))
+		return
+	}
+	member := hostconfig.Entry{{Key: name, Value: h.Entry(exe, cfg)}}
+	for i := len(h.Container) - 1; i >= 0; i-- {
+		member = hostconfig.Entry{{Key: h.Container[i], Value: member}}
+	}
+	fmt.Fprintf(w, "     or add to %s:\n\n%s\n", file, indent(member.JSON("", "  ")+"\n", "       "))
+}
+
+func indent(text, prefix string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
+}

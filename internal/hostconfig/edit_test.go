@@ -1,0 +1,131 @@
+package hostconfig
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var testEntry = Entry{{Key: "command", Value: "/usr/bin/mcp-workbench"}, {Key: "args", Value: []string{"--config", "/c.json"}}}
+
+// TestSetTOMLTable checks the one-table edit of Codex's file: comments
+// and other tables byte for byte, a [header]-like line inside a
+// multi-line string left alone, an existing table replaced with its
+// sub-tables but not the comment that follows it.
+func TestSetTOMLTable(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"new file", "", "[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
+		{"no final newline", "model = \"o3\" # mine", "model = \"o3\" # mine\n\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
+		{"replaced with its sub-tables",
+			"# top\n[mcp_servers.workbench]\ncommand = \"old\" # old one\n\n[mcp_servers.workbench.env]\nA = \"1\"\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n",
+			"# top\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n"},
+		{"a header inside a multi-line string",
+			"notes = \"\"\"\n[mcp_servers.workbench]\n\"\"\"\n",
+			"notes = \"\"\"\n[mcp_servers.workbench]\n\"\"\"\n\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
+		{"quoted header", "[mcp_servers.\"workbench\"]\ncommand = \"old\"\n", "[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed, err := SetTOMLTable([]byte(tc.in), []string{"mcp_servers", "workbench"}, testEntry)
+			if err != nil || !changed || string(got) != tc.want {
+				t.Fatalf("changed %v, err %v, got\n%s\nwant\n%s", changed, err, got, tc.want)
+			}
+			again, changed, err := SetTOMLTable(got, []string{"mcp_servers", "workbench"}, testEntry)
+			if err != nil || changed || string(again) != string(got) {
+				t.Errorf("second edit: changed %v, err %v", changed, err)
+			}
+		})
+	}
+}
+
+// TestSetJSONMember checks the one-member splice: indentation (tabs,
+// four spaces) as the file has it, comments and trailing commas kept, a
+// missing servers object made, a byte order mark kept.
+func TestSetJSONMember(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"tabs and comments", "{\n\t// mine\n\t\"mcpServers\": {\n\t\t\"a\": {\"command\": \"x\"}, // a\n\t},\n}\n",
+			"{\n\t// mine\n\t\"mcpServers\": {\n\t\t\"a\": {\"command\": \"x\"},\n\t\t\"workbench\": {\n\t\t\t\"command\": \"/usr/bin/mcp-workbench\",\n\t\t\t\"args\": [\"--config\", \"/c.json\"]\n\t\t}, // a\n\t},\n}\n"},
+		{"no servers object", "{\n    \"theme\": \"dark\"\n}\n",
+			"{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"workbench\": {\n            \"command\": \"/usr/bin/mcp-workbench\",\n            \"args\": [\"--config\", \"/c.json\"]\n        }\n    }\n}\n"},
+		{"empty servers object", "\xef\xbb\xbf{\"mcpServers\": {}}",
+			"\xef\xbb\xbf{\"mcpServers\": {\n  \"workbench\": {\n    \"command\": \"/usr/bin/mcp-workbench\",\n    \"args\": [\"--config\", \"/c.json\"]\n  }\n}}"},
+		{"replaced, user's keys dropped", "{\"mcpServers\": {\"workbench\": {\"command\": \"old\"}, \"b\": {\"url\": \"http://x\"}}}",
+			"{\"mcpServers\": {\"workbench\": {\n  \"command\": \"/usr/bin/mcp-workbench\",\n  \"args\": [\"--config\", \"/c.json\"]\n}, \"b\": {\"url\": \"http://x\"}}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed, err := SetJSONMember([]byte(tc.in), []string{"mcpServers"}, "workbench", testEntry)
+			if err != nil || !changed || string(got) != tc.want {
+				t.Fatalf("changed %v, err %v, got\n%s\nwant\n%s", changed, err, got, tc.want)
+			}
+			if _, changed, err := SetJSONMember(got, []string{"mcpServers"}, "workbench", testEntry); err != nil || changed {
+				t.Errorf("second edit: changed %v, err %v", changed, err)
+			}
+		})
+	}
+	// A file with Windows line endings keeps them.
+	if got, _, err := SetJSONMember([]byte("{\r\n  \"mcpServers\": {}\r\n}\r\n"), []string{"mcpServers"}, "workbench", testEntry); err != nil || strings.Count(string(got), "\n") != strings.Count(string(got), "\r\n") {
+		t.Errorf("CRLF JSON: %v\n%q", err, got)
+	}
+	if got, _, err := SetTOMLTable([]byte("model = \"o3\"\r\n"), []string{"mcp_servers", "workbench"}, testEntry); err != nil || strings.Count(string(got), "\n") != strings.Count(string(got), "\r\n") {
+		t.Errorf("CRLF TOML: %v\n%q", err, got)
+	}
+	// The user's own keys in our entry (a timeout) keep it as it is.
+	in := "{\"mcpServers\": {\"workbench\": {\"command\": \"/usr/bin/mcp-workbench\", \"args\": [\"--config\", \"/c.json\"], \"timeout\": 5}}}"
+	if got, changed, err := SetJSONMember([]byte(in), []string{"mcpServers"}, "workbench", testEntry); err != nil || changed || string(got) != in {
+		t.Errorf("an entry with the user's extra key: changed %v, err %v", changed, err)
+	}
+}
+
+// TestVSCodeEnvFile checks a workspace's .vscode/mcp.json: its
+// ${workspaceFolder} is the workspace, and its envFile's variables are
+// named in env as ${NAME}, with a warning naming each and the file.
+func TestVSCodeEnvFile(t *testing.T) {
+	src, data := fixture(t, filepath.Join("vscode-workspace", ".vscode", "mcp.json"))
+	found, err := ReadHost(src, data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "import", "vscode-workspace"))
+	if found.Host == nil || found.Host.Name != "vscode" || len(found.Servers) != 1 {
+		t.Fatalf("found %+v", found)
+	}
+	got := string(found.Servers[0].Entry)
+	for _, want := range []string{`"command": ` + quoteJSON(ws+"/bin/db-mcp"), `"MODE": "ro"`, `"DB_URL": "${DB_URL}"`, `"DB_PASSWORD": "${DB_PASSWORD}"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("entry lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "secret") || strings.Contains(strings.Join(found.Warnings, "\n"), "secret") {
+		t.Error("a value of the env file was copied")
+	}
+	if w := strings.Join(found.Warnings, "\n"); !strings.Contains(w, `server "db": envFile: VS Code read DB_URL, DB_PASSWORD from `+ws+"/.env") {
+		t.Errorf("warnings:\n%s", w)
+	}
+}
+
+func quoteJSON(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// TestDetect checks that a file is read as its host's: by the key that
+// holds its servers, the keys only one host's entries have, its name.
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct{ src, doc, want string }{
+		{"settings.json", `{"mcp": {"allowed": ["a"]}, "mcpServers": {"a": {"httpUrl": "http://x"}}}`, "gemini-cli"},
+		{"/home/me/.gemini/settings.json", `{"mcpServers": {"a": {"command": "x"}}}`, "gemini-cli"},
+		{"opencode.json", `{"mcp": {"a": {"type": "local", "command": ["x"]}}}`, "opencode"},
+		{"mcp.json", `{"servers": {"a": {"command": "x"}}}`, "vscode"},
+		{"settings.json", `{"context_servers": {"a": {"command": "x"}}}`, "zed"},
+		{"x.json", `{"mcpServers": {"a": {"serverUrl": "http://x"}}}`, "windsurf"},
+		{"x.json", `{"mcpServers": {"a": {"type": "local", "command": "x"}}}`, "copilot-cli"},
+		{"x.json", `{"mcpServers": {"a": {"command": "x", "autoApprove": []}}}`, "cline"},
+		{"claude_desktop_config.json", `{"mcpServers": {"a": {"command": "x"}}}`, ""},
+		{"settings.json", `{"mcp": {"servers": {"a": {"command": "x"}}}}`, ""},
+	} {
+		found, err := ReadHost(tc.src, []byte(tc.doc), "")
+		got := ""
+		if found.Host != nil {
+			got = found.Host.Name
+		}
+		if got != tc.want && !(tc.want == "" && err != nil) {
+			t.Errorf("%s %s: read as %q (err %v), want %q", tc.src, tc.doc, got, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,422 @@
+package hostconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+)
+
+// blankJSONC returns data with the comments and trailing commas that
+// VS Code, Zed, OpenCode and Gemini CLI accept in their JSON files (JSONC)
+// replaced by spaces, so that a strict JSON reader takes it and every
+// offset still points at the same place in data. Newlines in block
+// comments are kept, so lines and columns agree too.
+func blankJSONC(data []byte) []byte {
+	out := bytes.Clone(data)
+	inString := false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			end := bytes.Index(out[i+2:], []byte("*/"))
+			stop := len(out)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for ; i < stop; i++ {
+				if out[i] != '\n' && out[i] != '\r' {
+					out[i] = ' '
+				}
+			}
+			i--
+		}
+	}
+	// Trailing commas: a comma whose next non-space byte closes.
+	inString = false
+	for i := 0; i < len(out); i++ {
+		c := out[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ',':
+			j := i + 1
+			for j < len(out) && isSpace(out[j]) {
+				j++
+			}
+			if j < len(out) && (out[j] == '}' || out[j] == ']') {
+				out[i] = ' '
+			}
+		}
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonMember is one member of an object in a JSON text: offsets of its
+// key's opening quote and of its value.
+type jsonMember struct {
+	key                        string
+	keyStart, valStart, valEnd int
+}
+
+// jsonObject is an object in a JSON text: the offsets of its braces and
+// its members.
+type jsonObject struct {
+	open, close int
+	members     []jsonMember
+}
+
+// scanner walks a JSON text known to be valid (blanked of comments).
+type scanner struct{ b []byte }
+
+func (s scanner) skipSpace(i int) int {
+	for i < len(s.b) && isSpace(s.b[i]) {
+		i++
+	}
+	return i
+}
+
+// value returns the end of the value starting at i (after spaces).
+func (s scanner) value(i int) int {
+	i = s.skipSpace(i)
+	switch s.b[i] {
+	case '"':
+		return s.str(i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(s.b); i++ {
+			switch s.b[i] {
+			case '"':
+				i = s.str(i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(s.b)
+	default:
+		for i < len(s.b) && !isSpace(s.b[i]) && s.b[i] != ',' && s.b[i] != '}' && s.b[i] != ']' {
+			i++
+		}
+		return i
+	}
+}
+
+// str returns the end of the string whose opening quote is at i.
+func (s scanner) str(i int) int {
+	for i++; i < len(s.b); i++ {
+		switch s.b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(s.b)
+}
+
+// object reads the object whose opening brace is at i.
+func (s scanner) object(i int) jsonObject {
+	o := jsonObject{open: i}
+	i = s.skipSpace(i + 1)
+	for i < len(s.b) && s.b[i] != '}' {
+		if s.b[i] == ',' {
+			i = s.skipSpace(i + 1)
+			continue
+		}
+		m := jsonMember{keyStart: i}
+		end := s.str(i)
+		_ = json.Unmarshal(s.b[i:end], &m.key)
+		i = s.skipSpace(end)
+		i = s.skipSpace(i + 1) // the colon
+		m.valStart = i
+		m.valEnd = s.value(i)
+		o.members = append(o.members, m)
+		i = s.skipSpace(m.valEnd)
+	}
+	o.close = i
+	return o
+}
+
+func (o jsonObject) get(key string) (jsonMember, bool) {
+	var found jsonMember
+	ok := false
+	for _, m := range o.members {
+		if m.key == key {
+			found, ok = m, true // the last one wins in JavaScript hosts
+		}
+	}
+	return found, ok
+}
+
+// lineIndent returns the spaces and tabs that start the line holding
+// offset i.
+func lineIndent(b []byte, i int) string {
+	start := bytes.LastIndexByte(b[:i], '\n') + 1
+	end := start
+	for end < len(b) && (b[end] == ' ' || b[end] == '\t') {
+		end++
+	}
+	return string(b[start:end])
+}
+
+// indentUnit guesses the file's indentation step from the root object's
+// first member: two spaces when it cannot tell.
+func indentUnit(b []byte, root jsonObject) string {
+	if len(root.members) > 0 {
+		k := root.members[0].keyStart
+		if bytes.IndexByte(b[root.open:k], '\n') >= 0 {
+			ind, outer := lineIndent(b, k), lineIndent(b, root.open)
+			if unit := strings.TrimPrefix(ind, outer); unit != "" && len(ind) > len(outer) {
+				return unit
+			}
+		}
+	}
+	return "  "
+}
+
+// ErrUnparsable is a host file that install cannot read: it is left as it
+// is.
+var ErrUnparsable = errors.New("cannot be read")
+
+// SetJSONMember returns data with the member name of the object at
+// container (keys from the root) set to entry, or data itself and false
+// when it already holds entry (every key of entry with its value; keys the
+// user added are kept). Everything else in data stays byte for byte:
+// comments, order, formatting. Missing objects on the way are made.
+// An empty data is a new file.
+func SetJSONMember(data []byte, container []string, name string, entry Entry) ([]byte, bool, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		var b strings.Builder
+		b.WriteString("{\n")
+		nested := Entry{{Key: name, Value: entry}}
+		for i := len(container) - 1; i >= 0; i-- {
+			nested = Entry{{Key: container[i], Value: nested}}
+		}
+		b.WriteString("  " + strings.TrimSuffix(strings.TrimPrefix(nested.JSON("", "  "), "{\n  "), "\n}"))
+		b.WriteString("\n}\n")
+		return []byte(b.String()), true, nil
+	}
+	bom := bytes.HasPrefix(data, []byte("\xef\xbb\xbf"))
+	body := data
+	if bom {
+		body = data[3:]
+	}
+	blank := blankJSONC(body)
+	before, err := decodeJSON(blank)
+	if err != nil {
+		return nil, false, err
+	}
+	root, ok := before.(map[string]any)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: it holds a JSON %s, not an object", ErrUnparsable, kindOf(before))
+	}
+	// Already there?
+	var cur any = root
+	for _, k := range append(append([]string{}, container...), name) {
+		m, _ := cur.(map[string]any)
+		cur = m[k]
+	}
+	if have, ok := cur.(map[string]any); ok && holds(have, entry.plain()) {
+		return data, false, nil
+	}
+
+	s := scanner{b: blank}
+	obj := s.object(s.skipSpace(0))
+	unit := indentUnit(blank, obj)
+	path := "the file"
+	var edit func() (int, int, string)
+	for depth := 0; ; depth++ {
+		if depth == len(container) {
+			if m, ok := obj.get(name); ok {
+				ind := lineIndent(blank, m.keyStart)
+				edit = func() (int, int, string) { return m.valStart, m.valEnd, entry.JSON(ind, unit) }
+			} else {
+				edit = insertMember(blank, obj, unit, name, entry)
+			}
+			break
+		}
+		m, ok := obj.get(container[depth])
+		if !ok {
+			rest := Entry{{Key: name, Value: entry}}
+			for i := len(container) - 1; i > depth; i-- {
+				rest = Entry{{Key: container[i], Value: rest}}
+			}
+			edit = insertMember(blank, obj, unit, container[depth], rest)
+			break
+		}
+		path = config.JoinPath(strings.Join(container[:depth], "."), container[depth])
+		if blank[m.valStart] != '{' {
+			return nil, false, fmt.Errorf("%w: %s is not an object", ErrUnparsable, path)
+		}
+		obj = s.object(m.valStart)
+	}
+	from, to, text := edit()
+	text = crlf(body, text)
+	out := make([]byte, 0, len(data)+len(text))
+	if bom {
+		out = append(out, data[:3]...)
+	}
+	out = append(out, body[:from]...)
+	out = append(out, text...)
+	out = append(out, body[to:]...)
+
+	// The edit must have changed our entry and nothing else.
+	outBody := out
+	if bom {
+		outBody = out[3:]
+	}
+	after, err := decodeJSON(blankJSONC(outBody))
+	if err != nil {
+		return nil, false, fmt.Errorf("editing the file would break it (%v): nothing written", err)
+	}
+	if !reflect.DeepEqual(without(after, container, name), without(before, container, name)) {
+		return nil, false, errors.New("editing the file would change more than the workbench's entry: nothing written")
+	}
+	return out, true, nil
+}
+
+// insertMember returns the edit that adds name: v as the last member of
+// obj, indented as its members are.
+func insertMember(b []byte, obj jsonObject, unit, name string, v any) func() (int, int, string) {
+	return func() (int, int, string) {
+		if len(obj.members) == 0 {
+			outer := lineIndent(b, obj.open)
+			ind := outer + unit
+			return obj.open + 1, obj.close, "\n" + ind + memberText(name, v, ind, unit) + "\n" + outer
+		}
+		last := obj.members[len(obj.members)-1]
+		ind := lineIndent(b, last.keyStart)
+		if !strings.HasSuffix(strings.TrimRight(string(b[:last.keyStart]), " \t"), "\n") {
+			// Members on one line: the new one goes on its own line,
+			// one step in from the object's line.
+			ind = lineIndent(b, obj.open) + unit
+		}
+		return last.valEnd, last.valEnd, ",\n" + ind + memberText(name, v, ind, unit)
+	}
+}
+
+func memberText(name string, v any, ind, unit string) string {
+	var b strings.Builder
+	b.WriteString(frame.Quote(name) + ": ")
+	writeJSON(&b, v, ind, unit)
+	return b.String()
+}
+
+// holds reports whether have has every key of want with an equal value.
+func holds(have, want map[string]any) bool {
+	for k, v := range want {
+		if !reflect.DeepEqual(have[k], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// without returns v, a decoded document, with the member name of the
+// object at container taken out, so that two documents can be compared
+// but for our entry.
+func without(v any, container []string, name string) any {
+	root, _ := deepCopy(v).(map[string]any)
+	m := root
+	for _, k := range container {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return root
+		}
+		m = next
+	}
+	delete(m, name)
+	// An object made on the way counts as not there.
+	for i := len(container) - 1; i >= 0; i-- {
+		m := root
+		for _, k := range container[:i] {
+			m, _ = m[k].(map[string]any)
+		}
+		if c, ok := m[container[i]].(map[string]any); ok && len(c) == 0 {
+			delete(m, container[i])
+		} else {
+			break
+		}
+	}
+	return root
+}
+
+func deepCopy(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}
+
+// decodeJSON decodes a whole JSON text (blanked of comments).
+func decodeJSON(b []byte) (any, error) {
+	if _, err := config.ReadDocument(b); err != nil {
+		var se *config.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w: line %d, column %d: invalid JSON: %s", ErrUnparsable, se.Line, se.Column, se.Msg)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnparsable, err)
+	}
+	return v, nil
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	}
+	return "object"
+}
