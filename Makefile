@@ -39,7 +39,7 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := bin/tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
 
 .PHONY: all build demo test test-deps lint tools bench dist release-check release-deps actionlint \
-	release-notes source-version goreleaser-version clean search-eval screen-eval
+	release-notes source-version goreleaser-version clean search-eval screen-eval hosts-e2e
 
 all: build
 
@@ -116,6 +116,19 @@ $(NPM_DIR)/node_modules/.package-lock.json: $(NPM_DIR)/package.json $(NPM_DIR)/p
 $(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund
 	@$(CONFORMANCE_DIR)/node_modules/.bin/node --version | grep -q '^v22\.' || { echo "test-deps: $(CONFORMANCE_DIR) has no Node 22" >&2; exit 1; }
+
+## hosts-e2e: real hosts, pinned in testdata/hosts (Codex CLI, Gemini CLI),
+## each configured by mcp-workbench install and run against a scripted model
+## API on 127.0.0.1: a search and a use_tool call through the workbench to
+## the official memory server, and Codex's hook blocking a denied call
+## (cmd/mcp-workbench/hosts_*_e2e_test.go, build tag hosts; a missing host
+## fails them)
+HOSTS_DIR := testdata/hosts
+hosts-e2e: build test-deps $(HOSTS_DIR)/node_modules/.package-lock.json
+	WB_HOSTS_WORKBENCH=$(CURDIR)/$(BIN) $(GO) test -tags hosts -count=1 -timeout 15m -run '^TestHosts' -v ./cmd/mcp-workbench
+
+$(HOSTS_DIR)/node_modules/.package-lock.json: $(HOSTS_DIR)/package.json $(HOSTS_DIR)/package-lock.json
+	cd $(HOSTS_DIR) && npm ci --no-audit --no-fund --ignore-scripts
 
 ## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
 ## and staticcheck over the linux and windows builds together

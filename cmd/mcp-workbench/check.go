@@ -222,22 +222,27 @@ func watchInstall(s *downstream.Server, start time.Time, w io.Writer) (stop func
 		tick := time.NewTicker(250 * time.Millisecond)
 		defer tick.Stop()
 		var said time.Time // when "installing" was said last; zero: not installing
+		look := func(now time.Time) {
+			st := s.State().Status
+			switch {
+			case st == downstream.StatusInstalling && now.Sub(start) >= installNoteAfter && (said.IsZero() || now.Sub(said) >= 30*time.Second):
+				fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Truncate(time.Second))
+				said = now
+			case st != downstream.StatusInstalling && !said.IsZero():
+				// Whatever came next (starting, started, failed), the
+				// install is over: said once, even when the start that
+				// followed it ended between two looks.
+				fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))
+				said = time.Time{}
+			}
+		}
 		for {
 			select {
 			case <-done:
+				look(time.Now())
 				return
 			case now := <-tick.C:
-				st := s.State().Status
-				switch {
-				case st == downstream.StatusInstalling && now.Sub(start) >= installNoteAfter && (said.IsZero() || now.Sub(said) >= 30*time.Second):
-					fmt.Fprintf(w, "%s/%s installing its package (%s) for %s; connectionTimeoutMs counts once it is installed\n", s.Toolbox, s.Name, s.PackageRunner(), now.Sub(start).Truncate(time.Second))
-					said = now
-				case st == downstream.StatusStarting && !said.IsZero():
-					fmt.Fprintf(w, "%s/%s: the install ended after %s\n", s.Toolbox, s.Name, round(now.Sub(start)))
-					said = time.Time{}
-				case st != downstream.StatusInstalling:
-					said = time.Time{}
-				}
+				look(now)
 			}
 		}
 	}()

@@ -17,22 +17,38 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
-const hookUsage = `Usage: mcp-workbench hook claude-code [--config PATH]
+const hookUsage = `Usage: mcp-workbench hook claude-code|codex [--config PATH]
 
-Claude Code's PreToolUse hook for the workbench's use_tool: reads the hook's
+The host's PreToolUse hook for the workbench's use_tool: reads the hook's
 JSON on stdin, applies the configuration's permission rules to the tool
-that use_tool calls (toolbox, server, tool), and answers allow, ask or deny
-in the hook's format, so that Claude Code's own permission prompt names
-the inner tool. Install it in Claude Code's settings (~/.claude/settings.json
-or .claude/settings.json), with the workbench's name in mcpServers in place
-of "workbench":
+that use_tool calls (toolbox, server, tool), and answers in the host's
+format. Install it with the workbench's name in the host's MCP servers in
+place of "workbench".
+
+claude-code: answers allow, ask or deny, so that Claude Code's own
+permission prompt names the inner tool (an approved call is not asked
+again by the workbench). In Claude Code's settings (~/.claude/settings.json
+or .claude/settings.json):
 
   "hooks": {"PreToolUse": [{"matcher": "mcp__workbench__use_tool",
     "hooks": [{"type": "command", "command": "mcp-workbench hook claude-code --config /path/to/workbench-config.json"}]}]}
 
+codex: Codex takes deny from a hook, not ask: a denied call is blocked
+before it reaches the workbench, with the rule that denies it; for an
+allowed or asked one the hook says nothing, and the workbench asks itself
+(through Codex's elicitation prompt) where a rule says ask. In Codex's
+config.toml ($CODEX_HOME, else ~/.codex), then trusted once in Codex's
+/hooks (Codex runs no hook it has not been told to trust):
+
+  [[hooks.PreToolUse]]
+  matcher = "^mcp__workbench__use_tool$"
+  [[hooks.PreToolUse.hooks]]
+  type = "command"
+  command = "mcp-workbench hook codex --config /path/to/workbench-config.json"
+
 A decision that depends on a tool's annotations reads them from the tool
 catalog (what the servers listed before); without them, the strictest
-decision they could lead to applies. Input that is not Claude Code's
+decision they could lead to applies. Input that is not the host's
 PreToolUse shape, or a configuration that does not load, blocks the call
 (exit status 2, the reason on stderr).
 ` + globalFlagsHelp
@@ -60,7 +76,14 @@ type hookOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// runHook answers one PreToolUse hook of Claude Code.
+// hookHosts are the hosts whose PreToolUse hook the workbench answers,
+// each with the name its messages give it and where its hooks are set.
+var hookHosts = map[string]struct{ title, settings string }{
+	"claude-code": {"Claude Code", `"PreToolUse" in Claude Code's settings`},
+	"codex":       {"Codex", "[[hooks.PreToolUse]] in Codex's config.toml"},
+}
+
+// runHook answers one PreToolUse hook of Claude Code or Codex.
 func runHook(_ context.Context, e *env, args []string) error {
 	var opts globalOptions
 	fs := e.flagSet("hook", &opts)
@@ -68,9 +91,11 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return e.usageError("hook", err)
 	}
-	if len(positional) != 1 || positional[0] != "claude-code" {
-		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code"))
+	if len(positional) != 1 || hookHosts[positional[0]].title == "" {
+		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code or codex"))
 	}
+	host := hookHosts[positional[0]]
+	codex := positional[0] == "codex"
 	if _, _, err := e.logger("hook", opts); err != nil {
 		return err // a bad --log-level
 	}
@@ -87,13 +112,13 @@ func runHook(_ context.Context, e *env, args []string) error {
 	}
 	var in hookInput
 	if err := json.Unmarshal(data, &in); err != nil || in.HookEventName == nil || in.ToolName == nil {
-		return block("the input is not Claude Code's PreToolUse hook input (a JSON object with hook_event_name, tool_name and tool_input); the call is blocked")
+		return block("the input is not %s's PreToolUse hook input (a JSON object with hook_event_name, tool_name and tool_input); the call is blocked", host.title)
 	}
 	if *in.HookEventName != "PreToolUse" {
-		return block("the hook runs for PreToolUse, not %q: install it under \"PreToolUse\" in Claude Code's settings; the call is blocked", *in.HookEventName)
+		return block("the hook runs for PreToolUse, not %q: install it under %s; the call is blocked", *in.HookEventName, host.settings)
 	}
 	if !isUseTool(*in.ToolName) {
-		return nil // not the workbench's: no decision, Claude Code's own rules apply
+		return nil // not the workbench's: no decision, the host's own rules apply
 	}
 	var ti struct {
 		Tool struct {
@@ -138,6 +163,15 @@ func runHook(_ context.Context, e *env, args []string) error {
 		out.HookSpecificOutput.UpdatedInput = approvedInput(in.ToolInput, ref.Toolbox, ref.Server, ref.Tool, ti.Arguments)
 	default:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration allows %s: %s.", names, v.By)
+	}
+	if codex && v.Decision != permissions.Deny {
+		// Codex 0.171 takes deny from a PreToolUse hook; it counts allow
+		// without a changed input, and ask, as the hook failing, and runs
+		// the call. So the hook says nothing, and an asked call is asked
+		// by the workbench itself, in Codex's elicitation prompt: an
+		// approval in use_tool's input (allow with updatedInput) would
+		// skip the question instead of carrying its answer.
+		return nil
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

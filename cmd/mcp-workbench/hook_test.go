@@ -27,6 +27,21 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/ho
 // github server's tools are in the catalog (one destructive, one
 // read-only); the wiki server's are not.
 func TestHookClaudeCode(t *testing.T) {
+	testHookGoldens(t, "claude-code", filepath.Join("testdata", "hook"))
+}
+
+// TestHookCodex is TestHookClaudeCode for Codex: the same calls in the
+// input Codex 0.171.0 gives a PreToolUse hook (testdata/hook/codex), whose
+// answers are deny or nothing (Codex takes no allow without a changed
+// input, and no ask).
+func TestHookCodex(t *testing.T) {
+	testHookGoldens(t, "codex", filepath.Join("testdata", "hook", "codex"))
+}
+
+// testHookGoldens runs the hook for host on each input in dir against
+// testdata/hook/config.json and compares what it answers with the golden
+// file beside the input.
+func testHookGoldens(t *testing.T, host, dir string) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
@@ -39,11 +54,11 @@ func TestHookClaudeCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := catalog.DefaultDir()
+	catDir, err := catalog.DefaultDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.Open(dir)
+	cat, err := catalog.Open(catDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +70,7 @@ func TestHookClaudeCode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	inputs, _ := filepath.Glob(filepath.Join("testdata", "hook", "*.input.json"))
+	inputs, _ := filepath.Glob(filepath.Join(dir, "*.input.json"))
 	if len(inputs) < 10 {
 		t.Fatalf("only %d inputs", len(inputs))
 	}
@@ -66,7 +81,7 @@ func TestHookClaudeCode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			code, stdout, stderr := runCmd(t, string(data), "hook", "claude-code", "--config", cfgPath)
+			code, stdout, stderr := runCmd(t, string(data), "hook", host, "--config", cfgPath)
 			// An asked call's approval is signed anew each time; it must
 			// check out for this call, once.
 			if token := approvalToken.FindString(stdout); token != "" {
@@ -95,7 +110,7 @@ func TestHookClaudeCode(t *testing.T) {
 				stdout = strings.ReplaceAll(stdout, token, "APPROVAL")
 			}
 			got := fmt.Sprintf("exit status %d\n--- stdout\n%s--- stderr\n%s", code, strings.ReplaceAll(stdout, cfgPath, "CONFIG"), strings.ReplaceAll(stderr, cfgPath, "CONFIG"))
-			file := filepath.Join("testdata", "hook", name+".golden")
+			file := filepath.Join(dir, name+".golden")
 			if *update {
 				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 					t.Fatal(err)

@@ -23,8 +23,9 @@ Cursor's ~/.cursor/mcp.json, VS Code's user mcp.json, Gemini CLI's
 OpenCode's opencode.json, Windsurf's mcp_config.json, Zed's settings.json,
 Cline's cline_mcp_settings.json.
 
-Only the workbench's entry is written: every other key, comment and line of
-the file stays as it is. The file as it was is copied beside it first
+Only the workbench's entry is written (for Codex, also the workbench's
+PreToolUse hook, one [[hooks.PreToolUse]] table appended: mcp-workbench help
+hook): every other key, comment and line of the file stays as it is. The file as it was is copied beside it first
 (FILE.bak, or FILE.bak.2, …), and written whole or not at all. A second run
 changes nothing. A file that does not parse is left untouched.
 
@@ -62,10 +63,11 @@ type installOptions struct {
 	cfg         string // the absolute configuration path the entry gives
 }
 
-// installSteps are what install does for a host after its entry is in
-// place (Codex's hook, for one), by host name. Each step is as careful
-// with the user's files as the entry is: idempotent, backed up, atomic.
-var installSteps = map[string][]func(opts installOptions, stdout io.Writer) error{}
+// installEdits are further edits of the host's file that install makes in
+// the same write as the entry (Codex's hook, for one), by host name: each
+// gives its edit of the file's text, and what to say once the file is
+// written.
+var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]byte, bool, error), report func(res hostconfig.Installed, stdout io.Writer)){}
 
 // runInstall implements mcp-workbench install.
 func runInstall(_ context.Context, e *env, args []string) error {
@@ -139,7 +141,13 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 			}
 		}
 	}
-	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved)
+	var edits []func([]byte) ([]byte, bool, error)
+	var reports []func(hostconfig.Installed, io.Writer)
+	for _, more := range installEdits[h.Name] {
+		edit, report := more(opts)
+		edits, reports = append(edits, edit), append(reports, report)
+	}
+	res, removed, err := hostconfig.InstallRemoving(h, opts.file, opts.name, entry, moved, edits...)
 	if err != nil {
 		return err
 	}
@@ -158,10 +166,8 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "Added the workbench as %q to %s (the file as it was: %s).\n", opts.name, res.Path, res.Backup)
 	}
-	for _, step := range installSteps[h.Name] {
-		if err := step(opts, stdout); err != nil {
-			return err
-		}
+	for _, report := range reports {
+		report(res, stdout)
 	}
 	if res.Changed {
 		fmt.Fprintf(stdout, "Restart %s (or start a new session) to pick it up.\n", h.Title)

@@ -42,7 +42,7 @@ func commands() []*command {
 		{name: "status", summary: "show the shared workbenches, their sessions and servers", usage: statusUsage, run: runStatus},
 		{name: "stop-shared", summary: "stop the shared workbench of a configuration", usage: stopSharedUsage, run: runStopShared},
 		{name: "serve-shared", summary: "run the shared workbench of a configuration (serve starts it)", usage: serveSharedUsage, run: runServeShared},
-		{name: "hook", summary: "Claude Code's PreToolUse hook: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
+		{name: "hook", summary: "Claude Code's and Codex's PreToolUse hook: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
 		{name: "install", summary: "add the workbench to a host's own file (Codex, VS Code, Gemini CLI, …)", usage: installUsage, run: runInstall},
 		{name: "import", summary: "turn a host's mcpServers into a workbench configuration", usage: importUsage, run: runImport},
 		{name: "help", summary: "show the help of mcp-workbench or of one command", usage: helpUsage, run: runHelp},

@@ -112,8 +112,9 @@ func Install(h *Host, path, name string, entry Entry) (Installed, error) {
 // workbench's toolboxes): from a JSON file their members are removed,
 // in Codex's TOML their tables are commented out, so that each can be
 // brought back. It returns the names it took out; the entry name itself
-// is never one.
-func InstallRemoving(h *Host, path, name string, entry Entry, moved []string) (Installed, []string, error) {
+// is never one. Each of more edits the file further, in the same write
+// (Codex's hook, for one).
+func InstallRemoving(h *Host, path, name string, entry Entry, moved []string, more ...func([]byte) ([]byte, bool, error)) (Installed, []string, error) {
 	if path == "" {
 		path = h.UserFile()
 		if path == "" {
@@ -128,6 +129,27 @@ func InstallRemoving(h *Host, path, name string, entry Entry, moved []string) (I
 	}
 	var removed []string
 	res, err := EditFile(path, func(data []byte) ([]byte, bool, error) {
+		out, changed, err := installEdit(h, name, entry, others, &removed)(data)
+		if out == nil && !changed {
+			out = data
+		}
+		for _, edit := range more {
+			if err != nil {
+				break
+			}
+			var c bool
+			out, c, err = edit(out)
+			changed = changed || c
+		}
+		return out, changed, err
+	})
+	return res, removed, err
+}
+
+// installEdit is the edit of InstallRemoving: the entry, and the servers
+// in others taken out (their names into removed).
+func installEdit(h *Host, name string, entry Entry, others []string, removed *[]string) func([]byte) ([]byte, bool, error) {
+	return func(data []byte) ([]byte, bool, error) {
 		var out []byte
 		var changed bool
 		var err error
@@ -140,11 +162,10 @@ func InstallRemoving(h *Host, path, name string, entry Entry, moved []string) (I
 			return out, changed, err
 		}
 		if h.TOML {
-			out, removed, err = CommentOutTOMLTables(out, h.Container, others)
+			out, *removed, err = CommentOutTOMLTables(out, h.Container, others)
 		} else {
-			out, removed, err = RemoveJSONMembers(out, h.Container, others)
+			out, *removed, err = RemoveJSONMembers(out, h.Container, others)
 		}
-		return out, changed || len(removed) > 0, err
-	})
-	return res, removed, err
+		return out, changed || len(*removed) > 0, err
+	}
 }

@@ -1,0 +1,135 @@
+//go:build hosts && unix
+
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Gemini CLI (testdata/hosts: @google/gemini-cli) against a scripted
+// Gemini API (streamGenerateContent, SSE): Gemini CLI offers the
+// workbench's tools as mcp_workbench_<tool> function declarations, and
+// sends a call's result back as a functionResponse.
+
+// geminiModel is the model the runs name (-m): with none, Gemini CLI first
+// asks a classifier model which to use.
+const geminiModel = "gemini-2.5-flash"
+
+// geminiCall is a script step: the model calls the workbench's tool name
+// with args.
+func geminiCall(name string, args any) func(w io.Writer) {
+	return func(w io.Writer) {
+		sse(w, "", map[string]any{
+			"candidates": []any{map[string]any{
+				"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"functionCall": map[string]any{"name": "mcp_workbench_" + name, "args": args}}}},
+				"finishReason": "STOP", "index": 0,
+			}},
+			"usageMetadata": map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+		})
+	}
+}
+
+// geminiText is a script step: the model's final answer.
+func geminiText(text string) func(w io.Writer) {
+	return func(w io.Writer) {
+		sse(w, "", map[string]any{
+			"candidates": []any{map[string]any{
+				"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"text": text}}},
+				"finishReason": "STOP", "index": 0,
+			}},
+			"usageMetadata": map[string]any{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+		})
+	}
+}
+
+// geminiResponse returns the functionResponse Gemini CLI sent the model
+// for the workbench's tool name in a request, or fails.
+func geminiResponse(t *testing.T, req map[string]any, name string) string {
+	t.Helper()
+	contents, _ := req["contents"].([]any)
+	for i := len(contents) - 1; i >= 0; i-- {
+		c, _ := contents[i].(map[string]any)
+		parts, _ := c["parts"].([]any)
+		for _, p := range parts {
+			fr, _ := p.(map[string]any)["functionResponse"].(map[string]any)
+			if fr != nil && fr["name"] == "mcp_workbench_"+name {
+				return mustJSON(fr["response"])
+			}
+		}
+	}
+	t.Fatalf("the model request carries no functionResponse for %s: %s", name, clipLog(mustJSON(contents)))
+	return ""
+}
+
+// geminiWorkbenchTools returns the names of the workbench's tools that
+// Gemini CLI declared to the model.
+func geminiWorkbenchTools(req map[string]any) []string {
+	var names []string
+	tools, _ := req["tools"].([]any)
+	for _, tl := range tools {
+		decls, _ := tl.(map[string]any)["functionDeclarations"].([]any)
+		for _, d := range decls {
+			if name, _ := d.(map[string]any)["name"].(string); strings.HasPrefix(name, "mcp_workbench_") {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
+// TestHostsGeminiSearchAndUseTool: Gemini CLI, configured with the
+// workbench by mcp-workbench install gemini-cli, searches the toolboxes
+// with open_toolbox, creates an entity in the official memory server with
+// use_tool, and each result comes back to the model in its next request.
+func TestHostsGeminiSearchAndUseTool(t *testing.T) {
+	gemini := hostBin(t, "gemini")
+	h := newHostHome(t, nil)
+	api := startModelAPI(t,
+		geminiCall("open_toolbox", map[string]any{"query": "create entity"}),
+		geminiCall("use_tool", createAda),
+		geminiText("Ada Lovelace is in the knowledge graph."),
+	)
+	// Gemini CLI's own settings for an offline run with an API key; the
+	// workbench's entry is what mcp-workbench install gemini-cli writes.
+	settings := `{
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "privacy": {"usageStatisticsEnabled": false},
+  "general": {"enableAutoUpdate": false}
+}
+`
+	if err := os.MkdirAll(filepath.Join(h.home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.home, ".gemini", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := h.env("GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL="+api.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
+	h.install(t, env, "gemini-cli")
+
+	// --yolo: in -p, Gemini CLI offers MCP tools only to a run that need
+	// not ask (or a server marked trusted).
+	stdout, stderr := h.runHost(t, env, gemini, "-p", "Remember that Ada Lovelace wrote the first program.", "--yolo", "-m", geminiModel)
+
+	if got := strings.Join(geminiWorkbenchTools(api.request(t, 0)), ","); got != "mcp_workbench_open_toolbox,mcp_workbench_use_tool" {
+		t.Fatalf("Gemini CLI declared the workbench's tools %q; want mcp_workbench_open_toolbox,mcp_workbench_use_tool\nstderr:\n%s", got, clipLog(stderr))
+	}
+	if out := geminiResponse(t, api.request(t, 1), "open_toolbox"); !strings.Contains(out, "create_entities") || !strings.Contains(out, "knowledge") {
+		t.Errorf("open_toolbox's search did not come back with the memory server's create_entities: %s", clipLog(out))
+	}
+	if out := geminiResponse(t, api.request(t, 2), "use_tool"); !strings.Contains(out, "Ada Lovelace") || !strings.Contains(out, "Analytical Engine") {
+		t.Errorf("use_tool's result did not come back with the entity: %s", clipLog(out))
+	}
+	h.checkMemoryFile(t)
+	if !strings.Contains(stdout, "Ada Lovelace is in the knowledge graph.") {
+		t.Errorf("Gemini CLI did not print the model's answer: %s\nstderr:\n%s", clipLog(stdout), clipLog(stderr))
+	}
+	for i, p := range api.requestPaths() {
+		if !strings.HasSuffix(p, "/models/"+geminiModel+":streamGenerateContent") {
+			t.Errorf("model request %d went to %s", i+1, p)
+		}
+	}
+}

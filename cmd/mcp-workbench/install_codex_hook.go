@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+)
+
+// install codex also puts the workbench's PreToolUse hook (mcp-workbench
+// hook codex) into Codex's config.toml, in the same write as the entry, so
+// that Codex blocks a call the workbench's rules deny before it reaches the
+// workbench.
+func init() {
+	installEdits["codex"] = append(installEdits["codex"], installCodexHook)
+}
+
+// codexHook is the hook that install codex writes for the workbench named
+// name: its matcher (Codex matches the tool name against it as a regular
+// expression) and its command (run by a shell).
+func codexHook(exe, cfg, name string) (matcher, command string) {
+	matcher = "^mcp__" + regexp.QuoteMeta(name) + "__use_tool$"
+	command = strings.Join([]string{config.ShellQuote(exe), "hook", "codex", "--config", config.ShellQuote(cfg)}, " ")
+	return matcher, command
+}
+
+// installCodexHook is the edit that appends the hook to Codex's
+// config.toml as one [[hooks.PreToolUse]] table at the end of the file:
+// nothing else in the file changes, comments included. A file that already
+// has the hook is left as it is.
+func installCodexHook(opts installOptions) (func([]byte) ([]byte, bool, error), func(hostconfig.Installed, io.Writer)) {
+	matcher, command := codexHook(opts.exe, opts.cfg, opts.name)
+	var added bool
+	var others []string // the workbench's hooks for other configurations
+	edit := func(data []byte) ([]byte, bool, error) {
+		added, others = false, nil
+		have, err := codexHooks(data)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, h := range have {
+			if h.matcher == matcher && h.command == command {
+				return data, false, nil
+			}
+			if h.matcher == matcher && strings.Contains(h.command, " hook codex") {
+				others = append(others, h.command)
+			}
+		}
+		out := append([]byte{}, data...)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, fmt.Sprintf(`# The workbench's permission rules, applied by Codex before it calls use_tool
+# (mcp-workbench install codex).
+[[hooks.PreToolUse]]
+matcher = %s
+
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = %s
+timeout = 30
+`, tomlQuote(matcher), tomlQuote(command))...)
+		// The file may define hooks.PreToolUse in a way a table cannot
+		// be appended to (an inline array): then it is the user's to edit.
+		after, err := codexHooks(out)
+		found := false
+		for _, h := range after {
+			found = found || (h.matcher == matcher && h.command == command)
+		}
+		if err != nil || !found {
+			return nil, false, errors.New("its hooks cannot take the workbench's hook as a [[hooks.PreToolUse]] table (hooks.PreToolUse is written inline); add the hook by hand: mcp-workbench help hook")
+		}
+		added = true
+		return out, true, nil
+	}
+	report := func(res hostconfig.Installed, stdout io.Writer) {
+		if !added {
+			fmt.Fprintf(stdout, "Codex already runs the workbench's hook (mcp-workbench hook codex) from %s.\n", res.Path)
+			return
+		}
+		fmt.Fprintf(stdout, "Added the workbench's hook to %s: Codex blocks a use_tool call that the workbench's rules deny.\n", res.Path)
+		for _, c := range others {
+			fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
+		}
+		fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
+	}
+	return edit, report
+}
+
+// codexHookEntry is one command of a [[hooks.PreToolUse]] matcher group.
+type codexHookEntry struct{ matcher, command string }
+
+// codexHooks returns the PreToolUse command hooks of a Codex config.toml,
+// or an error if it does not parse or its hooks are not in Codex's shape.
+func codexHooks(data []byte) ([]codexHookEntry, error) {
+	var doc struct {
+		Hooks struct {
+			PreToolUse []struct {
+				Matcher string `toml:"matcher"`
+				Hooks   []struct {
+					Type    string `toml:"type"`
+					Command string `toml:"command"`
+				} `toml:"hooks"`
+			} `toml:"PreToolUse"`
+		} `toml:"hooks"`
+	}
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w: line %d: invalid TOML: %s", hostconfig.ErrUnparsable, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%w: hooks.PreToolUse: %v", hostconfig.ErrUnparsable, err)
+	}
+	var out []codexHookEntry
+	for _, g := range doc.Hooks.PreToolUse {
+		for _, h := range g.Hooks {
+			if h.Type == "command" {
+				out = append(out, codexHookEntry{g.Matcher, h.Command})
+			}
+		}
+	}
+	return out, nil
+}
+
+// tomlQuote quotes s as a TOML basic string.
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

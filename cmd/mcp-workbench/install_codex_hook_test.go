@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInstallCodexHook: install codex writes the workbench's entry and its
+// PreToolUse hook into Codex's config.toml, leaving every other line (and
+// comment) as it was, in one write (one backup); a second run changes
+// nothing; hooks that a table cannot be appended to are refused with a
+// clear error, the file left as it was.
+func TestInstallCodexHook(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	codexHome := filepath.Join(home, "codex")
+	t.Setenv("CODEX_HOME", codexHome)
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, "wb config.json")
+	if err := os.WriteFile(cfg, []byte(`{"toolboxes": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(codexHome, "config.toml")
+	original := "# my Codex\nmodel = \"o3\" # the one I pay for\n\n[[hooks.PreToolUse]]\nmatcher = \"^Bash$\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"audit.sh\"\n"
+	if err := os.WriteFile(file, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := runCmd(t, "", "install", "codex", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got, _ := os.ReadFile(file)
+	if !strings.HasPrefix(string(got), original) {
+		t.Errorf("the file's own lines changed:\n%s", got)
+	}
+	exe, _ := os.Executable()
+	matcher, command := codexHook(exe, cfg, "workbench")
+	if !strings.Contains(command, "'"+cfg+"'") {
+		t.Errorf("the hook's command does not quote the configuration's path for the shell: %s", command)
+	}
+	hooks, err := codexHooks(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hooks) != 2 || hooks[0] != (codexHookEntry{"^Bash$", "audit.sh"}) || hooks[1] != (codexHookEntry{matcher, command}) {
+		t.Errorf("the file's hooks: %q", hooks)
+	}
+	if _, err := os.Stat(file + ".bak.2"); err == nil {
+		t.Error("install backed the file up twice")
+	}
+	if backup, _ := os.ReadFile(file + ".bak"); string(backup) != original {
+		t.Errorf("the backup is not the file as it was:\n%s", backup)
+	}
+	if !strings.Contains(stdout, "open /hooks and trust it") {
+		t.Errorf("install did not say that Codex asks to trust the hook:\n%s", stdout)
+	}
+
+	code, stdout, _ = runCmd(t, "", "install", "codex", "--config", cfg)
+	again, _ := os.ReadFile(file)
+	if code != 0 || string(again) != string(got) || !strings.Contains(stdout, "already runs the workbench's hook") {
+		t.Errorf("a second install: exit %d, changed %v:\n%s", code, string(again) != string(got), stdout)
+	}
+
+	inline := "[hooks]\nPreToolUse = [{ matcher = \"^Bash$\", hooks = [{ type = \"command\", command = \"audit.sh\" }] }]\n"
+	if err := os.WriteFile(file, []byte(inline), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd(t, "", "install", "codex", "--config", cfg)
+	after, _ := os.ReadFile(file)
+	if code != 1 || !strings.Contains(stderr, "add the hook by hand") || !strings.Contains(stderr, file) || string(after) != inline {
+		t.Errorf("inline hooks: exit %d, stderr %q, file:\n%s", code, stderr, after)
+	}
+}
