@@ -60,7 +60,8 @@ test: lint test-deps
 	$(GO) test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory search-eval
 	$(MAKE) --no-print-directory screen-eval
-	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup' -benchtime 100x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench 'Call|Throughput|Startup$$' -benchtime 100x ./cmd/mcp-workbench
+	$(GO) test -run '^$$' -bench 'StartupBinary' -benchtime 2x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench '^Benchmark(Context|Open|OpenCatalog|RefusedToolList)$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -short -run '^$$' -bench '^BenchmarkShared$$' -benchtime 1x ./cmd/mcp-workbench
 	$(GO) test -run '^$$' -bench 'Relay' -benchtime 100x ./internal/workbench

@@ -47,6 +47,10 @@ const (
 	// DefaultOpenTimeout is under the 60 s after which the TypeScript SDK's
 	// hosts give up on a request.
 	DefaultOpenTimeout = 45 * time.Second
+	// DefaultSearchTimeout is how long a search waits for servers it
+	// knows nothing of: most start within it, and a model that searches
+	// gets its answer from what is known in a few seconds, not 45.
+	DefaultSearchTimeout = 5 * time.Second
 	// DefaultSharedGrace is how long a shared workbench stays after its
 	// last session left: a host that restarts finds its servers running.
 	DefaultSharedGrace = 30 * time.Second
@@ -74,6 +78,9 @@ type Config struct {
 	// OpenTimeout bounds how long open_toolbox waits for servers to start
 	// ("openTimeoutMs").
 	OpenTimeout time.Duration
+	// SearchTimeout bounds how long a search (open_toolbox with a query)
+	// waits for servers to start, within OpenTimeout ("searchTimeoutMs").
+	SearchTimeout time.Duration
 	// Shared is the top-level "shared": host sessions share one workbench
 	// process, which runs a server once for every session whose launch of
 	// it is the same (see [Server.Shared]).

@@ -222,7 +222,7 @@ type limits struct {
 }
 
 func (v *validator) config(root *node, info *schemaInfo) *Config {
-	cfg := &Config{OpenResultMaxChars: DefaultOpenResultMaxChars, OpenTimeout: DefaultOpenTimeout, SharedGrace: DefaultSharedGrace}
+	cfg := &Config{OpenResultMaxChars: DefaultOpenResultMaxChars, OpenTimeout: DefaultOpenTimeout, SearchTimeout: DefaultSearchTimeout, SharedGrace: DefaultSharedGrace}
 	if root.kind != kObject {
 		return cfg
 	}
@@ -232,6 +232,9 @@ func (v *validator) config(root *node, info *schemaInfo) *Config {
 	}
 	if ms, ok := integer(root.get("openTimeoutMs")); ok {
 		cfg.OpenTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if ms, ok := integer(root.get("searchTimeoutMs")); ok {
+		cfg.SearchTimeout = time.Duration(ms) * time.Millisecond
 	}
 	if ms, ok := integer(root.get("sharedGraceMs")); ok {
 		cfg.SharedGrace = time.Duration(ms) * time.Millisecond

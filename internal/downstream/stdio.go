@@ -33,6 +33,10 @@ type stdioConn struct {
 	out  *frameWriter
 	cap  *capture // the raw pages of the SDK's tools/list requests
 
+	// inner is a message the server wrote inside another's line, next
+	// to read. Only Read uses it.
+	inner []byte
+
 	// longDone is set once the line too long that is being skipped has
 	// been answered for; release once a large input was dropped, so that
 	// the next Read gives its memory back. Only Read uses them.
@@ -62,7 +66,12 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 			s.release = false
 			go debug.FreeOSMemory()
 		}
-		line, err := s.proc.ReadLine()
+		line, err := s.inner, error(nil)
+		if s.inner != nil {
+			s.inner = nil
+		} else {
+			line, err = s.proc.ReadLine()
+		}
 		var long *frame.TooLongError
 		if errors.As(err, &long) {
 			if msg := s.tooLong(long); msg != nil {
@@ -85,6 +94,18 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 				return msg, nil
 			}
 			continue
+		}
+		if perr != nil {
+			if head, inner := frame.SplitInterleaved(line); inner != nil {
+				// The server wrote a message before the end of this one's
+				// line (frame.Reader.Next says how): that message is read
+				// next, and this one's request fails, as it lost its end.
+				s.inner = inner
+				if msg := s.fail(frame.TopLevelID(head), "the server wrote another message inside its answer, cutting it short", head); msg != nil {
+					return msg, nil
+				}
+				continue
+			}
 		}
 		if perr == nil && m.IsResponse() {
 			// A tool list is bounded before the SDK decodes it (a copy of

@@ -45,7 +45,8 @@ type TooLongError struct {
 	Tail  []byte // its last bytes (up to 4 KiB), once Ended
 	Ended bool
 
-	id json.RawMessage // the top-level id read on the way, if any
+	id    json.RawMessage // the top-level id read on the way, if any
+	inner *innerScan      // a message that began inside the line, while it is read
 }
 
 func (e *TooLongError) Error() string        { return ErrTooLong.Error() }
@@ -76,6 +77,7 @@ type Reader struct {
 	r    *bufio.Reader
 	max  int
 	skip *TooLongError // the long line being skipped, if any
+	next []byte        // a message found at the end of a long line, next to return
 
 	// LimitFor, when set, may lower the limit of a line longer than the
 	// Reader's buffer, once the line has shown its top-level id: a
@@ -98,8 +100,21 @@ func NewReader(r io.Reader, max int) *Reader {
 // skipped and reported as a *[TooLongError] (see there); the next call
 // after its last report reads the line after it. At the end of the input
 // Next returns io.EOF, after any last line that had no newline.
+//
+// A server that writes a long line in pieces may write another message
+// before the line's end, and end its own line with that message's newline
+// (a Node server answering a request while it waits for 'drain' between
+// the pieces of another answer). When a line too long to read ends in a
+// whole message that began inside it, Next returns that message as the
+// next line after the line's last report, so that its caller is answered;
+// [SplitInterleaved] does the same for a line within the limit.
 func (r *Reader) Next() ([]byte, error) {
 	for {
+		if r.next != nil {
+			line := r.next
+			r.next = nil
+			return line, nil
+		}
 		if r.skip != nil {
 			return nil, r.skipLong()
 		}
@@ -139,8 +154,10 @@ func (r *Reader) line() ([]byte, error) {
 		scan   idScan
 		limit  = r.max
 		asked  bool
+		inner  = innerScan{max: r.max}
 	)
 	for {
+		inner.feed(frag, n == 0)
 		if !asked {
 			if id := scan.feed(frag); id != nil {
 				asked = true
@@ -153,7 +170,7 @@ func (r *Reader) line() ([]byte, error) {
 		}
 		ended := !errors.Is(err, bufio.ErrBufferFull)
 		if n+len(frag) > limit {
-			e := &TooLongError{Limit: limit, id: scan.id, Ended: ended}
+			e := &TooLongError{Limit: limit, id: scan.id, Ended: ended, inner: &inner}
 			if len(pieces) > 0 {
 				e.Head = bytes.Clone(pieces[0][:min(len(pieces[0]), keep)])
 				e.Tail = lastBytes(nil, pieces[len(pieces)-1])
@@ -163,6 +180,7 @@ func (r *Reader) line() ([]byte, error) {
 			e.Tail = lastBytes(e.Tail, frag)
 			if ended {
 				e.Tail = bytes.TrimSpace(e.Tail)
+				r.next = inner.message()
 			} else {
 				// Report it now: the rest may never come.
 				r.skip = e
@@ -192,6 +210,7 @@ func (r *Reader) skipLong() error {
 	for {
 		frag, err := r.r.ReadSlice('\n')
 		e.Tail = lastBytes(e.Tail, frag)
+		e.inner.feed(frag, false)
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
@@ -201,6 +220,7 @@ func (r *Reader) skipLong() error {
 		r.skip = nil
 		e.Tail = bytes.TrimSpace(e.Tail)
 		e.Ended = true
+		r.next = e.inner.message()
 		return e
 	}
 }
@@ -215,6 +235,77 @@ func lastBytes(tail, more []byte) []byte {
 		tail = tail[:copy(tail, tail[over:])]
 	}
 	return append(tail, more...)
+}
+
+// messageStart is how a JSON-RPC message written by an MCP SDK begins.
+var messageStart = []byte(`{"jsonrpc"`)
+
+// innerScan keeps the bytes of a long line from the last place where a
+// message begins inside it (not at its start), as the line passes in
+// pieces: what another message written before the line's end leaves.
+// Only what fits in max is kept.
+type innerScan struct {
+	max     int
+	partial int    // the bytes of messageStart that ended the last piece
+	kept    []byte // the line from the last message start on; nil: none
+}
+
+// feed reads the line's next piece; first says it is the line's first.
+func (c *innerScan) feed(frag []byte, first bool) {
+	i := bytes.LastIndex(frag, messageStart)
+	if first && i >= 0 && len(bytes.TrimSpace(frag[:i])) == 0 {
+		i = -1 // the line's own start, the first in it: no other
+	}
+	switch {
+	case i >= 0:
+		c.kept = append(c.kept[:0], frag[i:]...)
+	case c.partial > 0 && bytes.HasPrefix(frag, messageStart[c.partial:]):
+		c.kept = append(append(c.kept[:0], messageStart[:c.partial]...), frag...)
+	case c.kept == nil:
+	case len(c.kept)+len(frag) > c.max:
+		c.kept = nil // too long to keep: it is lost with the line
+	default:
+		c.kept = append(c.kept, frag...)
+	}
+	c.partial = 0
+	for n := min(len(messageStart)-1, len(frag)); n > 0; n-- {
+		if bytes.HasSuffix(frag, messageStart[:n]) {
+			c.partial = n
+			break
+		}
+	}
+}
+
+// message returns what was kept, once the line has ended, when it is a
+// whole JSON value: a message written inside the line, which ended it.
+func (c *innerScan) message() []byte {
+	m := bytes.TrimSpace(c.kept)
+	c.kept = nil
+	if len(m) == 0 || !json.Valid(m) {
+		return nil
+	}
+	return m
+}
+
+// SplitInterleaved splits a line that is not valid JSON into the start of
+// a message (head) and a whole message written inside it (msg), the line's
+// end: what a server that wrote a message before the end of another's line
+// leaves. A message inside a valid one cannot end the line as a whole JSON
+// value, so msg is never part of a message that was whole. Both are nil
+// when the line does not end in such a message.
+func SplitInterleaved(line []byte) (head, msg []byte) {
+	end := len(line)
+	for tries := 0; tries < 8; tries++ {
+		i := bytes.LastIndex(line[:end], messageStart)
+		if i <= 0 {
+			break
+		}
+		if json.Valid(line[i:]) {
+			return line[:i], line[i:]
+		}
+		end = i
+	}
+	return nil, nil
 }
 
 // Message is the envelope of one JSON-RPC message. Its fields alias the

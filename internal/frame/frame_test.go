@@ -440,3 +440,82 @@ func TestReaderLimitFor(t *testing.T) {
 		t.Errorf("LimitFor asked for %q, want once for each line", asked)
 	}
 }
+
+// TestReaderMessageInsideALongLine: a message written before the end of a
+// line past the limit, which its newline ended, is the next line after
+// the long line's report, wherever the pieces of the input fall (a
+// message start split between two reads included); a line that nests a
+// message, or does not end in a whole one, gives none.
+func TestReaderMessageInsideALongLine(t *testing.T) {
+	inner := `{"jsonrpc":"2.0","id":"wb-2","result":{"content":[{"type":"text","text":"hi"}]}}`
+	head := `{"jsonrpc":"2.0","id":"wb-1","result":{"content":[{"type":"text","text":"`
+	pad := strings.Repeat("x", 300<<10)
+	for _, c := range []struct {
+		name, input string
+		want        []string
+	}{
+		{"cut short", head + pad + inner + "\n" + "xx\"}]}}\n" + "next\n", []string{"(too long)", inner, `xx"}]}}`, "next"}},
+		{"whole", head + pad + `"}],"structuredContent":` + inner + "}}\n" + "next\n", []string{"(too long)", "next"}},
+		{"cut short, not ended by a message", head + pad + inner + "xx\n" + "next\n", []string{"(too long)", "next"}},
+	} {
+		for _, step := range []int{1 << 10, 7, 3} {
+			t.Run(fmt.Sprintf("%s, %d-byte reads", c.name, step), func(t *testing.T) {
+				r := NewReader(&trickle{data: c.input, step: step}, 200<<10)
+				var got []string
+				for {
+					line, err := r.Next()
+					var tl *TooLongError
+					if errors.As(err, &tl) {
+						if tl.Ended {
+							got = append(got, "(too long)")
+						}
+						continue
+					}
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, string(line))
+				}
+				if strings.Join(got, "|") != strings.Join(c.want, "|") {
+					t.Errorf("lines = %.300q, want %.300q", got, c.want)
+				}
+			})
+		}
+	}
+}
+
+// trickle reads data step bytes at a time, at most.
+type trickle struct {
+	data string
+	step int
+}
+
+func (r *trickle) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.step)], r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestSplitInterleaved(t *testing.T) {
+	inner := `{"jsonrpc":"2.0","id":2,"result":{}}`
+	for _, c := range []struct{ line, head, msg string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{"text":"ab` + inner, `{"jsonrpc":"2.0","id":1,"result":{"text":"ab`, inner},
+		{`xxxx` + inner, `xxxx`, inner},
+		{`xxxx` + `{"jsonrpc":"2.0","id":3,"result":{"nested":` + inner + `}}`, `xxxx`, `{"jsonrpc":"2.0","id":3,"result":{"nested":` + inner + `}}`},
+		{inner, "", ""},                 // a whole message: nothing inside it
+		{`{"a":` + inner + `}`, "", ""}, // a message nested in a value
+		{`xxxx` + inner + `}`, "", ""},  // not ended by a whole one
+		{`plain log line`, "", ""},
+	} {
+		head, msg := SplitInterleaved([]byte(c.line))
+		if string(head) != c.head || string(msg) != c.msg {
+			t.Errorf("SplitInterleaved(%s) = %q, %q; want %q, %q", c.line, head, msg, c.head, c.msg)
+		}
+	}
+}

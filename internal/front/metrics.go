@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	prometheus "github.com/mcpworkbench/mcp-workbench/internal/prom"
 )
 
 // httpMetrics are what /metrics shows of HTTP serving, in a registry of
@@ -71,7 +69,7 @@ func newHTTPMetrics(f *httpFront) *httpMetrics {
 		return float64(len(f.users))
 	})
 	m.reg.MustRegister(m.requests, m.latency, m.calls, m.callLatency, m.sessions, running, usersG,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -83,7 +81,7 @@ func (m *httpMetrics) connections(l *connLimit) {
 }
 
 func (m *httpMetrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return prometheus.HandlerFor(m.reg, prometheus.HandlerOpts{})
 }
 
 // count measures every request.

@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -112,13 +111,28 @@ func OpenTokens(path string) (*TokenStore, error) {
 // Path returns the file the store reads.
 func (s *TokenStore) Path() string { return s.path }
 
-// validName is what a token's name may be: it appears in logs, in `token
-// list`, and as the subject that toolbox access rules name.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// validName says whether name may name a token (it appears in logs, in
+// `token list`, and as the subject that toolbox access rules name): 1 to 64
+// ASCII letters, digits, '.', '_' or '-', starting with a letter or digit.
+// A loop, not a regular expression: {0,63} compiled at start took 60 KB
+// and a millisecond of every workbench, over stdio too.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckName says why name cannot name a token, or is nil.
 func CheckName(name string) error {
-	if !validName.MatchString(name) {
+	if !validName(name) {
 		return fmt.Errorf("token name %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
 	}
 	return nil

@@ -3,6 +3,7 @@ package search
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // conceptGroups is the search's small thesaurus: the words an agent uses for
@@ -235,8 +236,10 @@ var firstStepGroups = []string{
 	"crawl: dataset archive mirror",
 }
 
-// firstSteps maps a stem to the concepts of its task's first step.
-var firstSteps = func() map[string][]string {
+// firstSteps maps a stem to the concepts of its task's first step. It,
+// actionStems and concepts are built on first use, not at start: their
+// words are stemmed, which a workbench that never searches need not pay.
+var firstSteps = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range firstStepGroups {
 		names, words, _ := strings.Cut(line, ":")
@@ -247,10 +250,10 @@ var firstSteps = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 // actionStems are the stems of the single words of [actionGroups].
-var actionStems = func() map[string]bool {
+var actionStems = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, line := range actionGroups {
 		_, words, _ := strings.Cut(line, ":")
@@ -261,11 +264,11 @@ var actionStems = func() map[string]bool {
 		}
 	}
 	return m
-}()
+})
 
 // concepts maps a stem (or two stems joined by a space) to the concepts it
 // names, each as a term that no word can produce ("~delete").
-var concepts = func() map[string][]string {
+var concepts = sync.OnceValue(func() map[string][]string {
 	m := map[string][]string{}
 	for _, line := range conceptGroups {
 		name, words, _ := strings.Cut(line, ":")
@@ -290,7 +293,7 @@ var concepts = func() map[string][]string {
 		}
 	}
 	return m
-}()
+})
 
 // appendConcepts appends to out the concepts named by each stem and by each
 // pair of stems (see [conceptPairs]). Stems holds every word, stop words
@@ -298,7 +301,7 @@ var concepts = func() map[string][]string {
 func appendConcepts(out, stems []string) []string {
 	for _, s := range stems {
 		// A stop word names a concept only where the table says so ("me").
-		out = append(out, concepts[s]...)
+		out = append(out, concepts()[s]...)
 		if useWordnet(s) {
 			e := wordnet()[s]
 			out = append(out, e.senses...)
@@ -332,7 +335,7 @@ func conceptPairs(stems []string) []pair {
 	match := func(i, j int) bool {
 		var found []string
 		add := func(key string) {
-			for _, c := range concepts[key] {
+			for _, c := range concepts()[key] {
 				if !slices.Contains(found, c) {
 					found = append(found, c)
 				}
@@ -341,7 +344,7 @@ func conceptPairs(stems []string) []pair {
 		add(stems[i] + " " + stems[j])
 		whole := len(found) > 0
 		if !stopWords[stems[j]] {
-			for _, c := range concepts[stems[j]] {
+			for _, c := range concepts()[stems[j]] {
 				add(stems[i] + " " + c)
 			}
 		}

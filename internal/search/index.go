@@ -337,7 +337,7 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 		ix.server[d] = sid
 		if !ok {
 			for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
-				if stopWords[w] || actionStems[stem(w)] || len(w) < 3 {
+				if stopWords[w] || actionStems()[stem(w)] || len(w) < 3 {
 					continue
 				}
 				t := stem(w)
@@ -643,7 +643,7 @@ func docFields(doc Doc, cache stemCache) (f [numFields]string, readOnly int8) {
 func verbsReadOnly(verbs string, cache stemCache) int8 {
 	reads := false
 	for _, w := range splitWords(verbs) {
-		for _, c := range concepts[cache.stem(w)] {
+		for _, c := range concepts()[cache.stem(w)] {
 			if changeActions[c] {
 				return -1
 			}
@@ -677,7 +677,7 @@ func nameWords(doc Doc, cache stemCache) [][]string {
 			continue
 		}
 		s := cache.stem(w)
-		out = append(out, append([]string{s}, concepts[s]...))
+		out = append(out, append([]string{s}, concepts()[s]...))
 	}
 	return out
 }
@@ -716,7 +716,7 @@ func coveredWords(words [][]string, set map[string]bool) int {
 func splitVerbs(name string, cache stemCache) (others, verbs string) {
 	var o, v []string
 	for _, w := range splitWords(plainURLs(name)) {
-		if !stopWords[w] && actionStems[cache.stem(w)] {
+		if !stopWords[w] && actionStems()[cache.stem(w)] {
 			v = append(v, w)
 		} else {
 			o = append(o, w)

@@ -34,7 +34,7 @@ func splitWords(text string) []string {
 	var segs []string // the runs of the current hyphenated compound
 	hyphen := false   // the last character was a hyphen after a run
 	endCompound := func() {
-		if len(segs) == 2 && len(concepts[stem(segs[0]+segs[1])]) > 0 {
+		if len(segs) == 2 && len(concepts()[stem(segs[0]+segs[1])]) > 0 {
 			words = append(words, segs[0]+segs[1])
 			start = len(words)
 		}
@@ -691,7 +691,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 			out = append(out, queryTerm{t, 1, p.first})
 		}
 		if p.whole && !stopWords[stems[p.first]] && !stopWords[stems[p.second]] &&
-			!actionStems[stems[p.first]] && !actionStems[stems[p.second]] {
+			!actionStems()[stems[p.first]] && !actionStems()[stems[p.second]] {
 			// Two nouns ("work item", "payment link", "stack trace"):
 			// their words say which of the concept's tools, so they count
 			// too, as themselves, in the phrase's slot.
@@ -714,14 +714,14 @@ func clauseTerms(query string) ([]queryTerm, int) {
 			continue
 		}
 		w := 1.0
-		if actionStems[s] {
+		if actionStems()[s] {
 			w = actionWeight
 		}
 		out = append(out, queryTerm{s, w, i})
-		for _, t := range concepts[s] {
+		for _, t := range concepts()[s] {
 			out = append(out, queryTerm{t, w * conceptWeight, i})
 		}
-		for _, t := range firstSteps[s] {
+		for _, t := range firstSteps()[s] {
 			out = append(out, queryTerm{t, w * firstStepWeight, i})
 		}
 		if useWordnet(s) {
@@ -789,11 +789,11 @@ func requestIntent(query string) int {
 		if taskVerbs[s] {
 			return intentTask
 		}
-		if !actionStems[s] {
+		if !actionStems()[s] {
 			continue
 		}
 		change, read, other := 0, 0, 0
-		for _, c := range concepts[s] {
+		for _, c := range concepts()[s] {
 			switch {
 			case changeActions[c]:
 				change++

@@ -74,5 +74,5 @@ func useWordnet(s string) bool {
 	if wordnetWeight == 0 || stopWords[s] {
 		return false
 	}
-	return wordnetWithConcepts || len(concepts[s]) == 0
+	return wordnetWithConcepts || len(concepts()[s]) == 0
 }

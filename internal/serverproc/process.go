@@ -279,8 +279,8 @@ func (p *Process) Stop(grace time.Duration) {
 // JSON-RPC messages — a JSON object or batch naming "jsonrpc" — so that a
 // server printing a banner or a log line on stdout (plain or JSON, as
 // loggers like pino do by default) does not break its JSON-RPC stream;
-// other lines go to junk. Whether a passing line is well-formed is left to
-// the reader of the messages.
+// other lines go to junk, but for a message that ends one. Whether a
+// passing line is well-formed is left to the reader of the messages.
 type jsonLineReader struct {
 	src  io.Closer
 	r    *frame.Reader
@@ -307,9 +307,14 @@ func (j *jsonLineReader) next() ([]byte, error) {
 			return nil, err
 		case (line[0] == '{' || line[0] == '[') && bytes.Contains(line, jsonrpcKey):
 			return line, nil
-		default:
-			j.junk(line)
 		}
+		// What is left of a line that another message cut short may end
+		// in a later message written inside it (see frame.Reader.Next).
+		if head, msg := frame.SplitInterleaved(line); msg != nil {
+			j.junk(head)
+			return msg, nil
+		}
+		j.junk(line)
 	}
 }
 

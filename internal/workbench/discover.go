@@ -141,10 +141,11 @@ const statusCatalog downstream.Status = "catalog"
 
 // gather returns what is known of the tools of every server of tbs: the
 // live list of a running server, else the catalog's, else the list of a
-// start made now (in parallel, waiting at most the open timeout, as an
-// open does). A start that needs a login is reported as failed: opening
-// the toolbox offers the login.
-func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
+// start made now (in parallel, waiting at most wait, as an open does: a
+// start still under way then goes on in the background). A start that
+// needs a login is reported as failed: opening the toolbox offers the
+// login.
+func (w *Workbench) gather(ctx context.Context, tbs []*toolbox, wait time.Duration) []known {
 	var out []known
 	for _, tb := range tbs {
 		for _, s := range tb.servers {
@@ -173,7 +174,7 @@ func (w *Workbench) gather(ctx context.Context, tbs []*toolbox) []known {
 			out = append(out, k)
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, w.openTimeout())
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range out {
@@ -204,6 +205,16 @@ func (w *Workbench) openTimeout() time.Duration {
 		return d
 	}
 	return config.DefaultOpenTimeout
+}
+
+// searchTimeout is how long a search waits for servers it knows nothing
+// of: searchTimeoutMs, within openTimeoutMs.
+func (w *Workbench) searchTimeout() time.Duration {
+	d := w.state.Load().cfg.SearchTimeout
+	if d <= 0 {
+		d = config.DefaultSearchTimeout
+	}
+	return min(d, w.openTimeout())
 }
 
 // shownFrom notes, for each server whose tools a result showed, where they
@@ -245,7 +256,7 @@ func (w *Workbench) Search(ctx context.Context, name, query string, limit int) *
 	if len(tbs) == 0 {
 		return textResult("No toolboxes are configured: there is nothing to search.", true)
 	}
-	ks := w.gather(ctx, tbs)
+	ks := w.gather(ctx, tbs, w.searchTimeout())
 	if err := ctx.Err(); err != nil {
 		return errorResult("Could not search: %v", err)
 	}
@@ -358,7 +369,7 @@ func (w *Workbench) Select(ctx context.Context, tbName string, names []string) *
 	if tb == nil {
 		return textResult(w.toolboxNotFound(tbName), true)
 	}
-	ks := w.gather(ctx, []*toolbox{tb})
+	ks := w.gather(ctx, []*toolbox{tb}, w.openTimeout())
 	if err := ctx.Err(); err != nil {
 		return errorResult("Could not open toolbox '%s': %v", tbName, err)
 	}
