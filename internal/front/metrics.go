@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
-	prometheus "github.com/mcpworkbench/mcp-workbench/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // httpMetrics are what /metrics shows of HTTP serving, in a registry of
@@ -69,7 +71,7 @@ func newHTTPMetrics(f *httpFront) *httpMetrics {
 		return float64(len(f.users))
 	})
 	m.reg.MustRegister(m.requests, m.latency, m.calls, m.callLatency, m.sessions, running, usersG,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -81,7 +83,7 @@ func (m *httpMetrics) connections(l *connLimit) {
 }
 
 func (m *httpMetrics) handler() http.Handler {
-	return prometheus.HandlerFor(m.reg, prometheus.HandlerOpts{})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 // count measures every request.
