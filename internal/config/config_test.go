@@ -482,6 +482,16 @@ func TestUnsetAsWarnings(t *testing.T) {
 	if _, err := LoadWith(path, env(nil)); err == nil || !strings.Contains(err.Error(), "WB_TEST_CMD is not set") {
 		t.Errorf("LoadWith: %v", err)
 	}
+	// A state key from a variable not set here is a placeholder: only the
+	// warning, not a key too short (docs/http.md writes it so); one that
+	// is set and short is still refused.
+	path = write(`{"http": {"stateKey": "${WB_TEST_KEY}"}, "toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "x"}}}}}`)
+	if cfg, err := LoadUnsetAsWarnings(path, env(nil)); err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], "WB_TEST_KEY is not set here") {
+		t.Errorf("LoadUnsetAsWarnings of an unset state key: %v, %v", err, cfg)
+	}
+	if _, err := LoadUnsetAsWarnings(path, env(map[string]string{"WB_TEST_KEY": "short"})); err == nil || !strings.Contains(err.Error(), "the key is 5 characters") {
+		t.Errorf("LoadUnsetAsWarnings of a short state key: %v", err)
+	}
 	// A value that is wrong whatever the variable holds stays an error.
 	path = write(`{"toolboxes": {"dev": {"description": "d", "mcpServers": {"a": {"command": "x", "connectionTimeoutMs": "${WB_TEST_T}"}}}}}`)
 	if _, err := LoadUnsetAsWarnings(path, env(nil)); err == nil || !strings.Contains(err.Error(), "connectionTimeoutMs") {

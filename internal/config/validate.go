@@ -23,7 +23,10 @@ type validator struct {
 	// unsetWarns makes a ${VAR} that lookup does not know a warning, not a
 	// problem (see [LoadUnsetAsWarnings]).
 	unsetWarns bool
-	topShared  bool // the top-level "shared", for warnings
+	// unsetAt holds the paths whose value named an unset variable (with
+	// unsetWarns): the value there is a placeholder, not to be judged.
+	unsetAt   map[string]bool
+	topShared bool // the top-level "shared", for warnings
 	// anyPermissions is set when some level has a "permissions" object.
 	anyPermissions bool
 	// renamed are the object keys written with a ${VAR}: the path of each
@@ -66,6 +69,10 @@ func (v *validator) expandAt(s, p string) (string, error) {
 	}
 	return expand(s, v.lookup, func(name string) string {
 		v.warn(p, "%s", UnsetVarWarning(name))
+		if v.unsetAt == nil {
+			v.unsetAt = map[string]bool{}
+		}
+		v.unsetAt[p] = true
 		return name
 	})
 }
