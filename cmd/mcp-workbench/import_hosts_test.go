@@ -81,7 +81,13 @@ func TestImportEachHost(t *testing.T) {
 
 func importGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "import", "golden", name)
+	compareGolden(t, filepath.Join("..", "..", "testdata", "import", "golden", name), got)
+}
+
+// compareGolden checks got against the golden file at path, which -update
+// rewrites.
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -95,7 +101,7 @@ func importGolden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run with -update to write it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (-update rewrites it):\n%s", name, got)
+		t.Errorf("%s differs from its golden file (-update rewrites it):\n%s", filepath.Base(path), got)
 	}
 }
 

@@ -67,7 +67,7 @@ matcher = %s
 type = "command"
 command = %s
 timeout = 30
-`, tomlQuote(matcher), tomlQuote(command))...)
+`, hostconfig.TOMLString(matcher), hostconfig.TOMLString(command))...)
 		// The file may define hooks.PreToolUse in a way a table cannot
 		// be appended to (an inline array): then it is the user's to edit.
 		after, err := codexHooks(out)
@@ -128,23 +128,4 @@ func codexHooks(data []byte) ([]codexHookEntry, error) {
 		}
 	}
 	return out, nil
-}
-
-// tomlQuote quotes s as a TOML basic string.
-func tomlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

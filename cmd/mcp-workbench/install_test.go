@@ -34,22 +34,7 @@ func installGolden(t *testing.T, name string, got []byte, cfg string) {
 	}
 	got = bytes.ReplaceAll(got, []byte(exe), []byte("/usr/bin/mcp-workbench"))
 	got = bytes.ReplaceAll(got, []byte(cfg), []byte("/home/me/.config/mcp-workbench/config.json"))
-	path := filepath.Join("..", "..", "testdata", "import", "install", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (-update rewrites it):\n%s", name, got)
-	}
+	compareGolden(t, filepath.Join("..", "..", "testdata", "import", "install", name), got)
 }
 
 // keptInOrder reports whether every line of before is in after, in order:

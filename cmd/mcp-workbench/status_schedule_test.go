@@ -7,14 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
-	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 )
 
@@ -73,23 +71,8 @@ func (g *gateOnText) Write(p []byte) (int, error) {
 // check says when a server's start is a package runner's install, and
 // starts it all the same once installed.
 func TestCheckSaysInstalling(t *testing.T) {
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "installed")
-	exe, _ := os.Executable()
-	npx := filepath.Join(dir, "npx")
-	if runtime.GOOS == "windows" {
-		npx += ".exe"
-	}
-	if err := os.Symlink(exe, npx); err != nil {
-		if err := os.Link(exe, npx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	entry := fakeServerEntry("pkg", fakeserver.EnvInstallGate, gate)
-	entry["command"], entry["args"] = npx, []string{"-y", "some-mcp-server"}
-	cfg := writeConfig(t, map[string]any{"toolboxes": map[string]any{
-		"dev": map[string]any{"description": "d", "mcpServers": map[string]any{"pkg": entry}},
-	}})
+	gate := filepath.Join(t.TempDir(), "installed")
+	cfg := installConfig(t, gate)
 	var out bytes.Buffer
 	errOut := &gateOnText{want: "dev/pkg installing its package (npx)", gate: gate}
 	if err := run(context.Background(), []string{"check", "--config", cfg}, strings.NewReader(""), &out, errOut); err != nil {

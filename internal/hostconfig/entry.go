@@ -127,13 +127,13 @@ func (e Entry) TOMLTable(path ...string) string {
 func tomlValue(v any) string {
 	switch v := v.(type) {
 	case string:
-		return tomlString(v)
+		return TOMLString(v)
 	case bool:
 		return fmt.Sprint(v)
 	case []string:
 		parts := make([]string, len(v))
 		for i, s := range v {
-			parts[i] = tomlString(s)
+			parts[i] = TOMLString(s)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case Entry:
@@ -153,15 +153,15 @@ func tomlKey(k string) string {
 	}
 	for _, r := range k {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return tomlString(k)
+			return TOMLString(k)
 		}
 	}
 	return k
 }
 
-// tomlString is s as a TOML basic string. TOML has no \x escape, so Go's
+// TOMLString is s as a TOML basic string. TOML has no \x escape, so Go's
 // quoting does not do.
-func tomlString(s string) string {
+func TOMLString(s string) string {
 	var b bytes.Buffer
 	b.WriteByte('"')
 	for _, r := range s {
