@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 )
 
@@ -107,6 +108,11 @@ func mainExit() int {
 	// A host that closes our stdout must not kill us with SIGPIPE before
 	// clean-up: let the write fail instead.
 	signal.Ignore(syscall.SIGPIPE)
+	// A configuration that passed the schema check once is not checked
+	// against the compiled schema again (see config.RememberChecks).
+	if dir, err := config.DefaultChecksDir(); err == nil {
+		config.RememberChecks(dir)
+	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	return exitCode(err, os.Stderr)
 }

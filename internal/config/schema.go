@@ -26,11 +26,10 @@ var Schema []byte
 // and for each kind of object the properties it knows, with their
 // descriptions (for messages, and to warn about unknown keys).
 type schemaInfo struct {
-	compiled *jsonschema.Schema
-	top      map[string]string // property → description
-	toolbox  map[string]string
-	server   map[string]string
-	oauth    map[string]string
+	top     map[string]string // property → description
+	toolbox map[string]string
+	server  map[string]string
+	oauth   map[string]string
 	// permissions are the keys of a "permissions" object.
 	permissions map[string]string
 	// http are the keys of the "http" object, and of the objects in it
@@ -40,7 +39,10 @@ type schemaInfo struct {
 	access map[string]string
 }
 
-var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
+// compiledSchema is Schema compiled: most of the work a start of the
+// workbench does itself, so that it is done only for a document the
+// remembered checks (see [RememberChecks]) do not know.
+var compiledSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
 	if err != nil {
 		return nil, err
@@ -51,10 +53,10 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err
 	}
-	compiled, err := c.Compile(url)
-	if err != nil {
-		return nil, err
-	}
+	return c.Compile(url)
+})
+
+var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 	type object struct {
 		Properties map[string]struct {
 			Description string          `json:"description"`
@@ -93,7 +95,6 @@ var loadSchema = sync.OnceValues(func() (*schemaInfo, error) {
 			"auth.oauth": describe(nested(auth, "oauth")),
 		},
 		access:      describe(nested(raw.Defs["toolbox"], "access")),
-		compiled:    compiled,
 		top:         describe(raw.object),
 		toolbox:     describe(raw.Defs["toolbox"]),
 		server:      describe(raw.Defs["server"]),
@@ -135,13 +136,26 @@ func instance(n *node) any {
 
 // checkSchema validates the expanded document against Schema, returning a
 // problem for each violation, at the dotted path of the value at fault.
+// A document that passes is remembered (see [RememberChecks]): checked
+// again, it passes without the schema being compiled.
 func checkSchema(root *node) ([]Problem, error) {
 	info, err := loadSchema()
 	if err != nil {
 		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
 	}
-	err = info.compiled.Validate(instance(root))
+	inst := instance(root)
+	digest := checkDigest(inst)
+	if checks.known(digest) {
+		return nil, nil
+	}
+	compiled, err := compiledSchema()
+	if err != nil {
+		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
+	}
+	schemaChecks.Add(1)
+	err = compiled.Validate(inst)
 	if err == nil {
+		checks.add(digest)
 		return nil, nil
 	}
 	ve, ok := err.(*jsonschema.ValidationError)
