@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	sj "github.com/segmentio/encoding/json"
 )
@@ -786,7 +787,9 @@ func Explain(err error) string {
 // unmarshal X into Go struct field T.f of type Y" (T may hold spaces) or
 // "into Go value of type Y", where X is a JSON kind (encoding/json) or a
 // quoted piece of the input (segmentio's decoder, which the MCP SDK uses).
-var unmarshalText = regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*"|\w+(?: [-+.\w]+)?) into Go (?:struct field .*?\.([\w-]+)|value) of type (\S*interface \{\}|\S+)`)
+var unmarshalText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`json: cannot unmarshal ("(?:[^"\\]|\\.)*"|\w+(?: [-+.\w]+)?) into Go (?:struct field .*?\.([\w-]+)|value) of type (\S*interface \{\}|\S+)`)
+})
 
 // ExplainError is err's text with the JSON decoding error in it said as
 // Explain says it. When the error is in err's chain, what its text holds
@@ -815,15 +818,17 @@ func ExplainError(err error) string {
 
 // unmarshalingInto is the MCP SDK's preface to a decoding error: the input
 // and the Go type it was decoded into.
-var unmarshalingInto = regexp.MustCompile(`unmarshaling "(?:[^"\\]|\\.)*" into an? \*?[\w.]+: `)
+var unmarshalingInto = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`unmarshaling "(?:[^"\\]|\\.)*" into an? \*?[\w.]+: `)
+})
 
 // explainText rewrites the JSON type errors in an error's text as Explain
 // words them: for errors that reach us as text only (the MCP SDK flattens
 // its own).
 func explainText(msg string) string {
-	msg = unmarshalingInto.ReplaceAllString(msg, "")
-	return unmarshalText.ReplaceAllStringFunc(msg, func(m string) string {
-		s := unmarshalText.FindStringSubmatch(m)
+	msg = unmarshalingInto().ReplaceAllString(msg, "")
+	return unmarshalText().ReplaceAllStringFunc(msg, func(m string) string {
+		s := unmarshalText().FindStringSubmatch(m)
 		got := valueKind(s[1])
 		where := ""
 		if s[2] != "" {

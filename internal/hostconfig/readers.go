@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
@@ -503,9 +504,11 @@ func (r *reader) strMap(server, key string, v config.Value) Entry {
 }
 
 var (
-	vscodeVar   = regexp.MustCompile(`\$\{(input|env|workspaceFolder|userHome|pathSeparator)(?::([^}]*))?\}`)
-	openCodeVar = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
-	bareVar     = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+	vscodeVar = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\$\{(input|env|workspaceFolder|userHome|pathSeparator)(?::([^}]*))?\}`)
+	})
+	openCodeVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{(env|file):([^}]*)\}`) })
+	bareVar     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`) })
 )
 
 // rewrite turns the host's variable syntax in s into the workbench's
@@ -514,8 +517,8 @@ var (
 func (r *reader) rewrite(server, key, s string) string {
 	switch r.host.Name {
 	case "vscode", "windsurf", "cline":
-		return vscodeVar.ReplaceAllStringFunc(s, func(m string) string {
-			p := vscodeVar.FindStringSubmatch(m)
+		return vscodeVar().ReplaceAllStringFunc(s, func(m string) string {
+			p := vscodeVar().FindStringSubmatch(m)
 			switch p[1] {
 			case "env":
 				return "${" + p[2] + "}"
@@ -550,8 +553,8 @@ func (r *reader) rewrite(server, key, s string) string {
 			return m
 		})
 	case "opencode":
-		return openCodeVar.ReplaceAllStringFunc(s, func(m string) string {
-			p := openCodeVar.FindStringSubmatch(m)
+		return openCodeVar().ReplaceAllStringFunc(s, func(m string) string {
+			p := openCodeVar().FindStringSubmatch(m)
 			if p[1] == "env" {
 				return "${" + p[2] + "}"
 			}
@@ -563,7 +566,7 @@ func (r *reader) rewrite(server, key, s string) string {
 	case "gemini-cli":
 		// Gemini CLI expands $VAR as well as ${VAR}; the workbench only
 		// the latter.
-		return bareVar.ReplaceAllString(s, "$${$1}")
+		return bareVar().ReplaceAllString(s, "$${$1}")
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"regexp"
+	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"golang.org/x/oauth2"
@@ -27,13 +28,13 @@ func describe(err error) string {
 
 var (
 	// oauthex's registration errors end with the answer's body.
-	registrationStatus = regexp.MustCompile(`(?s)registration failed with status ([^:]*):.*`)
-	decodeBody         = regexp.MustCompile(`(?s)(failed to decode [^:]*response: .*?) \(.*`)
+	registrationStatus = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)registration failed with status ([^:]*):.*`) })
+	decodeBody         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)(failed to decode [^:]*response: .*?) \(.*`) })
 )
 
 // plain drops the answers' bodies that oauthex's registration errors end
 // with (see describe).
 func plain(msg string) string {
-	msg = registrationStatus.ReplaceAllString(msg, "registration refused with HTTP $1")
-	return decodeBody.ReplaceAllString(msg, "$1")
+	msg = registrationStatus().ReplaceAllString(msg, "registration refused with HTTP $1")
+	return decodeBody().ReplaceAllString(msg, "$1")
 }

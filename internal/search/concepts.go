@@ -258,7 +258,7 @@ var actionStems = sync.OnceValue(func() map[string]bool {
 	for _, line := range actionGroups {
 		_, words, _ := strings.Cut(line, ":")
 		for _, w := range strings.Fields(words) {
-			if !strings.Contains(w, "+") && !stopWords[w] {
+			if !strings.Contains(w, "+") && !stopWords()[w] {
 				m[stem(w)] = true
 			}
 		}
@@ -278,11 +278,11 @@ var concepts = sync.OnceValue(func() map[string][]string {
 			if n := len(parts); n > 2 {
 				// "infrastructure+as+code": the stop words inside are
 				// skipped, as in a request (see [conceptPairs]).
-				inner := slices.DeleteFunc(slices.Clone(parts[1:n-1]), func(p string) bool { return stopWords[p] })
+				inner := slices.DeleteFunc(slices.Clone(parts[1:n-1]), func(p string) bool { return stopWords()[p] })
 				parts = slices.Concat(parts[:1], inner, parts[n-1:])
 			}
 			for i, p := range parts {
-				if !stopWords[p] && !strings.HasPrefix(p, "~") {
+				if !stopWords()[p] && !strings.HasPrefix(p, "~") {
 					parts[i] = stem(p)
 				}
 			}
@@ -343,7 +343,7 @@ func conceptPairs(stems []string) []pair {
 		}
 		add(stems[i] + " " + stems[j])
 		whole := len(found) > 0
-		if !stopWords[stems[j]] {
+		if !stopWords()[stems[j]] {
 			for _, c := range concepts()[stems[j]] {
 				add(stems[i] + " " + c)
 			}
@@ -355,11 +355,11 @@ func conceptPairs(stems []string) []pair {
 		return true
 	}
 	for i := 0; i+1 < len(stems); i++ {
-		if match(i, i+1) || stopWords[stems[i]] {
+		if match(i, i+1) || stopWords()[stems[i]] {
 			continue
 		}
 		j := i + 1
-		for j < len(stems) && stopWords[stems[j]] {
+		for j < len(stems) && stopWords()[stems[j]] {
 			j++
 		}
 		if j > i+1 && j < len(stems) {

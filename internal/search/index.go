@@ -337,7 +337,7 @@ func (ix *Index) indexServers(docs []Doc, fieldTerms func(doc, field int) []stri
 		ix.server[d] = sid
 		if !ok {
 			for _, w := range splitWords(doc.Toolbox + " " + doc.Server) {
-				if stopWords[w] || actionStems()[stem(w)] || len(w) < 3 {
+				if stopWords()[w] || actionStems()[stem(w)] || len(w) < 3 {
 					continue
 				}
 				t := stem(w)
@@ -673,7 +673,7 @@ func nameWords(doc Doc, cache stemCache) [][]string {
 	var out [][]string
 	words := splitWords(t.Name)
 	for i, w := range words {
-		if stopWords[w] || server[w] || joinsPrevious(words, i) {
+		if stopWords()[w] || server[w] || joinsPrevious(words, i) {
 			continue
 		}
 		s := cache.stem(w)
@@ -716,7 +716,7 @@ func coveredWords(words [][]string, set map[string]bool) int {
 func splitVerbs(name string, cache stemCache) (others, verbs string) {
 	var o, v []string
 	for _, w := range splitWords(plainURLs(name)) {
-		if !stopWords[w] && actionStems()[cache.stem(w)] {
+		if !stopWords()[w] && actionStems()[cache.stem(w)] {
 			v = append(v, w)
 		} else {
 			o = append(o, w)

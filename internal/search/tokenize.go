@@ -2,6 +2,7 @@ package search
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -134,7 +135,7 @@ func numeronym(w string) bool {
 
 // stopWords are words that say nothing about which tool is wanted: English
 // function words and the filler of a request ("I need a tool to ...").
-var stopWords = func() map[string]bool {
+var stopWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an the and or but nor of to in on at by for with from into onto
 	as is are was were be been being am do does did doing done have has had having
@@ -152,58 +153,60 @@ var stopWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})
 
 // abbreviations are short forms written for the same word in tools and
 // requests alike; each is read as its full form before stemming.
-var abbreviations = map[string]string{
-	"repo": "repository", "repos": "repositories",
-	"db": "database", "dbs": "databases",
-	"dir": "directory", "dirs": "directories",
-	"msg": "message", "msgs": "messages",
-	"k8s": "kubernetes",
-	"env": "environment", "envs": "environments",
-	"info":   "information",
-	"prod":   "production",
-	"config": "configuration", "configs": "configurations",
-	"auth": "authentication",
-	"org":  "organization", "orgs": "organizations",
-	"pic": "picture", "pics": "pictures",
-	"img": "image", "imgs": "images",
-	"doc": "document", "docs": "documentation",
-	"a11y": "accessibility",
-	"i18n": "internationalization",
-	"l10n": "localization",
-	"o11y": "observability",
-	"js":   "javascript",
-	"py":   "python",
-	"kube": "kubernetes",
-	"pg":   "postgres", "postgresql": "postgres",
-	"gh":  "github",
-	"gql": "graphql",
-	"dep": "dependency", "deps": "dependencies",
-	"pkg": "package", "pkgs": "packages",
-	"lib": "library", "libs": "libraries",
-	"perf": "performance",
-	"cred": "credential", "creds": "credentials",
-	"param": "parameter", "params": "parameters",
-	"arg": "argument", "args": "arguments",
-	"cmd": "command", "cmds": "commands",
-	"fn": "function", "func": "function", "funcs": "functions",
-	"svc": "service", "svcs": "services",
-	"cfg":  "configuration",
-	"vuln": "vulnerability", "vulns": "vulnerabilities",
-	"notif": "notification", "notifs": "notifications",
-	"perm": "permission", "perms": "permissions",
-	"addr": "address",
-	"cert": "certificate", "certs": "certificates",
-	"desc": "description",
-	"acct": "account",
-	"mgmt": "management",
-	"yml":  "yaml",
-	"jpg":  "jpeg",
-	"ado":  "devops", // Azure DevOps
-}
+var abbreviations = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"repo": "repository", "repos": "repositories",
+		"db": "database", "dbs": "databases",
+		"dir": "directory", "dirs": "directories",
+		"msg": "message", "msgs": "messages",
+		"k8s": "kubernetes",
+		"env": "environment", "envs": "environments",
+		"info":   "information",
+		"prod":   "production",
+		"config": "configuration", "configs": "configurations",
+		"auth": "authentication",
+		"org":  "organization", "orgs": "organizations",
+		"pic": "picture", "pics": "pictures",
+		"img": "image", "imgs": "images",
+		"doc": "document", "docs": "documentation",
+		"a11y": "accessibility",
+		"i18n": "internationalization",
+		"l10n": "localization",
+		"o11y": "observability",
+		"js":   "javascript",
+		"py":   "python",
+		"kube": "kubernetes",
+		"pg":   "postgres", "postgresql": "postgres",
+		"gh":  "github",
+		"gql": "graphql",
+		"dep": "dependency", "deps": "dependencies",
+		"pkg": "package", "pkgs": "packages",
+		"lib": "library", "libs": "libraries",
+		"perf": "performance",
+		"cred": "credential", "creds": "credentials",
+		"param": "parameter", "params": "parameters",
+		"arg": "argument", "args": "arguments",
+		"cmd": "command", "cmds": "commands",
+		"fn": "function", "func": "function", "funcs": "functions",
+		"svc": "service", "svcs": "services",
+		"cfg":  "configuration",
+		"vuln": "vulnerability", "vulns": "vulnerabilities",
+		"notif": "notification", "notifs": "notifications",
+		"perm": "permission", "perms": "permissions",
+		"addr": "address",
+		"cert": "certificate", "certs": "certificates",
+		"desc": "description",
+		"acct": "account",
+		"mgmt": "management",
+		"yml":  "yaml",
+		"jpg":  "jpeg",
+		"ado":  "devops", // Azure DevOps
+	}
+})
 
 // stem reduces an English word to its stem; words that are not plain ASCII
 // letters (other scripts, numbers) are kept as they are, but for Latin
@@ -211,7 +214,7 @@ var abbreviations = map[string]string{
 // "cafe", "naïve" "naive").
 func stem(w string) string {
 	w = americanSpelling(foldAccents(w))
-	if full, ok := abbreviations[w]; ok {
+	if full, ok := abbreviations()[w]; ok {
 		w = full
 	}
 	for i := 0; i < len(w); i++ {
@@ -219,7 +222,7 @@ func stem(w string) string {
 			return w
 		}
 	}
-	if s, ok := stemExceptions[w]; ok {
+	if s, ok := stemExceptions()[w]; ok {
 		return s
 	}
 	return english.Stem(w, true)
@@ -247,7 +250,7 @@ func foldAccents(w string) string {
 			b.WriteRune(r)
 		case unicode.Is(unicode.Mn, r):
 		default:
-			f, ok := latinFolds[r]
+			f, ok := latinFolds()[r]
 			if !ok {
 				return w
 			}
@@ -259,7 +262,7 @@ func foldAccents(w string) string {
 
 // latinFolds are the lower-case Latin letters with accents (Latin-1 and
 // Latin Extended-A) and what they are read as.
-var latinFolds = func() map[rune]string {
+var latinFolds = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{}
 	for _, pair := range strings.Fields(`àa áa âa ãa äa åa āa ăa ąa æae çc ćc ĉc ċc čc ďd đd ðd
 	èe ée êe ëe ēe ĕe ėe ęe ěe ĝg ğg ġg ģg ĥh ħh ìi íi îi ïi ĩi īi ĭi įi ıi ĵj ķk ĺl ļl ľl ŀl łl
@@ -269,7 +272,7 @@ var latinFolds = func() map[rune]string {
 		m[r] = pair[size:]
 	}
 	return m
-}()
+})
 
 // americanSpelling returns the American spelling of a British one, which
 // the stemmer does not join ("organisation" is "organis", "organization"
@@ -277,7 +280,7 @@ var latinFolds = func() map[rune]string {
 // that are spelt so in America too ("advise", "promise", "exercise"), and
 // a list of others (colour, favourite, licence, catalogue ...).
 func americanSpelling(w string) string {
-	if us, ok := britishWords[w]; ok {
+	if us, ok := britishWords()[w]; ok {
 		return us
 	}
 	for _, suf := range britishSuffixes {
@@ -304,22 +307,24 @@ var iseEndings = strings.Fields(`advertise arise bruise chastise cise compromise
 	promise raise sunrise treatise vise wise`)
 
 // britishWords are British spellings that no suffix rule finds.
-var britishWords = map[string]string{
-	"colour": "color", "colours": "colors", "coloured": "colored",
-	"favourite": "favorite", "favourites": "favorites", "favour": "favor",
-	"behaviour": "behavior", "behaviours": "behaviors",
-	"licence": "license", "licences": "licenses",
-	"catalogue": "catalog", "catalogues": "catalogs",
-	"dialogue": "dialog", "dialogues": "dialogs",
-	"analyse": "analyze", "analysed": "analyzed", "analysing": "analyzing",
-	"centre": "center", "centres": "centers",
-	"artefact": "artifact", "artefacts": "artifacts",
-	"cancelled": "canceled", "cancelling": "canceling",
-	"labelled": "labeled", "labelling": "labeling",
-	"modelling": "modeling", "travelling": "traveling",
-	"programme": "program", "programmes": "programs",
-	"honour": "honor", "labour": "labor", "neighbour": "neighbor", "flavour": "flavor",
-}
+var britishWords = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"colour": "color", "colours": "colors", "coloured": "colored",
+		"favourite": "favorite", "favourites": "favorites", "favour": "favor",
+		"behaviour": "behavior", "behaviours": "behaviors",
+		"licence": "license", "licences": "licenses",
+		"catalogue": "catalog", "catalogues": "catalogs",
+		"dialogue": "dialog", "dialogues": "dialogs",
+		"analyse": "analyze", "analysed": "analyzed", "analysing": "analyzing",
+		"centre": "center", "centres": "centers",
+		"artefact": "artifact", "artefacts": "artifacts",
+		"cancelled": "canceled", "cancelling": "canceling",
+		"labelled": "labeled", "labelling": "labeling",
+		"modelling": "modeling", "travelling": "traveling",
+		"programme": "program", "programmes": "programs",
+		"honour": "honor", "labour": "labor", "neighbour": "neighbor", "flavour": "flavor",
+	}
+})
 
 // stemCache remembers the stems of words; a nil one remembers nothing.
 type stemCache map[string]string
@@ -338,38 +343,40 @@ func (c stemCache) stem(w string) string {
 
 // stemExceptions keep apart words the stemmer would join although tools use
 // them for different things.
-var stemExceptions = map[string]string{
-	"production":    "production", // not "product" (a shop's products)
-	"productions":   "production",
-	"locate":        "locate", // not "location" (places on a map)
-	"locates":       "locate",
-	"located":       "locate",
-	"locating":      "locate",
-	"setting":       "setting", // not "set" (to set something)
-	"settings":      "setting",
-	"performance":   "performance", // not "perform" (to do something)
-	"publication":   "publication", // not "public" (public repositories)
-	"publications":  "publication",
-	"terminal":      "terminal",   // not "terminate" (a job's terminal state)
-	"goods":         "goods",      // not "good"
-	"directions":    "directions", // not "direct", "directly"
-	"heading":       "heading",    // not "head" (a pull request's head)
-	"headings":      "heading",
-	"sampling":      "sampling", // not "sample" (an example)
-	"paste":         "paste",    // not "past" (the past week)
-	"pasted":        "paste",
-	"pasting":       "paste",
-	"activate":      "activate", // not "active", "activity" (activity logs)
-	"activated":     "activate",
-	"activates":     "activate",
-	"relational":    "relational", // not "relate", "related" (related papers)
-	"promotion":     "promotion",  // not "promote" (to production)
-	"promotions":    "promotion",
-	"structured":    "structured",    // not "structure" (a folder's)
-	"accessibility": "accessibility", // not "access" (permissions, tokens)
-	"accessible":    "accessibility",
-	"copies":        "copies", // not "copi" alone: also replicas ("run three copies")
-}
+var stemExceptions = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"production":    "production", // not "product" (a shop's products)
+		"productions":   "production",
+		"locate":        "locate", // not "location" (places on a map)
+		"locates":       "locate",
+		"located":       "locate",
+		"locating":      "locate",
+		"setting":       "setting", // not "set" (to set something)
+		"settings":      "setting",
+		"performance":   "performance", // not "perform" (to do something)
+		"publication":   "publication", // not "public" (public repositories)
+		"publications":  "publication",
+		"terminal":      "terminal",   // not "terminate" (a job's terminal state)
+		"goods":         "goods",      // not "good"
+		"directions":    "directions", // not "direct", "directly"
+		"heading":       "heading",    // not "head" (a pull request's head)
+		"headings":      "heading",
+		"sampling":      "sampling", // not "sample" (an example)
+		"paste":         "paste",    // not "past" (the past week)
+		"pasted":        "paste",
+		"pasting":       "paste",
+		"activate":      "activate", // not "active", "activity" (activity logs)
+		"activated":     "activate",
+		"activates":     "activate",
+		"relational":    "relational", // not "relate", "related" (related papers)
+		"promotion":     "promotion",  // not "promote" (to production)
+		"promotions":    "promotion",
+		"structured":    "structured",    // not "structure" (a folder's)
+		"accessibility": "accessibility", // not "access" (permissions, tokens)
+		"accessible":    "accessibility",
+		"copies":        "copies", // not "copi" alone: also replicas ("run three copies")
+	}
+})
 
 // terms turns text into the index's terms: words split as [splitWords] does,
 // stop words dropped, the rest stemmed, then the concepts of [concepts] that
@@ -386,7 +393,7 @@ func termsWith(text string, cache stemCache) (t []string, n int) {
 	out := make([]string, 0, len(words)+len(words)/2)
 	stems := make([]string, len(words))
 	for i, w := range words {
-		if stopWords[w] {
+		if stopWords()[w] {
 			stems[i] = w
 			continue
 		}
@@ -512,16 +519,16 @@ func hostName(s string) bool {
 	if dot <= 0 || strings.ContainsAny(s, "@ ") {
 		return false
 	}
-	return topLevelDomains[strings.ToLower(s[dot+1:])]
+	return topLevelDomains()[strings.ToLower(s[dot+1:])]
 }
 
-var topLevelDomains = func() map[string]bool {
+var topLevelDomains = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, d := range strings.Fields("com org net io dev app ai co edu gov info biz me tv uk de fr nl eu us ca jp cn ru in au") {
 		m[d] = true
 	}
 	return m
-}()
+})
 
 // libraryName reports whether s is a capitalised name ending in ".js", as
 // JavaScript libraries are written ("Node.js", "Three.js"); a file's name
@@ -541,10 +548,10 @@ func fileName(s string) bool {
 	if dot <= 0 || dot == len(s)-1 {
 		return false
 	}
-	return fileExtensions[strings.ToLower(s[dot+1:])]
+	return fileExtensions()[strings.ToLower(s[dot+1:])]
 }
 
-var fileExtensions = func() map[string]bool {
+var fileExtensions = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, e := range strings.Fields(`txt md markdown json yaml yml toml ini cfg conf csv tsv xml html htm css
 	js mjs cjs ts tsx jsx go py rb rs java kt c h cpp hpp cs php sh bash zsh ps1 sql
@@ -552,19 +559,21 @@ var fileExtensions = func() map[string]bool {
 		m[e] = true
 	}
 	return m
-}()
+})
 
 // queryConcepts are the concepts of stop words that name one in a request
 // ("who is on the team": people), though not in a tool's description, where
 // they are everywhere ("use this when ...").
-var queryConcepts = map[string][]string{
-	"who":   {"~user"},
-	"whom":  {"~user"},
-	"which": {"~list"},
-	"where": {"~search"},
-	"when":  {"~time"},
-	"until": {"~wait"},
-}
+var queryConcepts = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"who":   {"~user"},
+		"whom":  {"~user"},
+		"which": {"~list"},
+		"where": {"~search"},
+		"when":  {"~time"},
+		"until": {"~wait"},
+	}
+})
 
 // A query term and its weight in the request. Slot is the word of the
 // request it stands for (the first one of a phrase); a request's words are
@@ -678,7 +687,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 	words := splitWords(plainURLs(query))
 	stems := make([]string, len(words))
 	for i, w := range words {
-		if stopWords[w] {
+		if stopWords()[w] {
 			stems[i] = w
 		} else {
 			stems[i] = stem(w)
@@ -690,7 +699,7 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		for _, t := range p.concepts {
 			out = append(out, queryTerm{t, 1, p.first})
 		}
-		if p.whole && !stopWords[stems[p.first]] && !stopWords[stems[p.second]] &&
+		if p.whole && !stopWords()[stems[p.first]] && !stopWords()[stems[p.second]] &&
 			!actionStems()[stems[p.first]] && !actionStems()[stems[p.second]] {
 			// Two nouns ("work item", "payment link", "stack trace"):
 			// their words say which of the concept's tools, so they count
@@ -706,9 +715,9 @@ func clauseTerms(query string) ([]queryTerm, int) {
 		if covered[i] {
 			continue
 		}
-		if stopWords[words[i]] {
+		if stopWords()[words[i]] {
 			// A few question words say what is asked for ("who": people).
-			for _, t := range queryConcepts[words[i]] {
+			for _, t := range queryConcepts()[words[i]] {
 				out = append(out, queryTerm{t, conceptWeight, i})
 			}
 			continue
@@ -782,7 +791,7 @@ func requestIntent(query string) int {
 		return intentRead
 	}
 	for _, w := range words {
-		if stopWords[w] {
+		if stopWords()[w] {
 			continue
 		}
 		s := stem(w)

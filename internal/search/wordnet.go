@@ -71,7 +71,7 @@ func loadWordnet() map[string]wordnetEntry {
 // its terms: a stop word's are not, nor, unless wordnetWithConcepts, those of
 // a word the hand-written thesaurus knows (its concepts say it better).
 func useWordnet(s string) bool {
-	if wordnetWeight == 0 || stopWords[s] {
+	if wordnetWeight == 0 || stopWords()[s] {
 		return false
 	}
 	return wordnetWithConcepts || len(concepts()[s]) == 0
