@@ -418,6 +418,15 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 		return nil, fmt.Errorf("%w; it must hold a JSON object with \"toolboxes\"", err)
 	}
 	if err != nil {
+		var se *SyntaxError
+		if errors.As(err, &se) && looksLikeTOML(data) {
+			// A host's TOML file (Codex's config.toml) given where the
+			// workbench's JSON belongs.
+			if file == "" {
+				file = "PATH"
+			}
+			return nil, fmt.Errorf("%w; this looks like TOML (as Codex's config.toml is), and the workbench's configuration is JSON: to make one from the MCP servers in it, run: mcp-workbench import %s", err, ShellQuote(file))
+		}
 		return nil, err
 	}
 	info, err := loadSchema()
@@ -455,6 +464,24 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 	}
 	cfg.Warnings = v.warnings
 	return cfg, nil
+}
+
+// looksLikeTOML reports whether data, which is not JSON, reads as TOML:
+// its first line that is not blank or a comment is a table header
+// ([mcp_servers.x]) or a key = value.
+func looksLikeTOML(data []byte) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			return strings.HasSuffix(line, "]") && !strings.ContainsAny(line, "{},:")
+		}
+		key, _, ok := strings.Cut(line, "=")
+		return ok && strings.TrimSpace(key) != "" && strings.Trim(strings.TrimSpace(key), "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.\"' ") == ""
+	}
+	return false
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it, so that a

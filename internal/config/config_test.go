@@ -550,3 +550,41 @@ func TestKeyNamesShownAsWritten(t *testing.T) {
 		t.Errorf("the expanded names: %+v", cfg.Toolboxes)
 	}
 }
+
+// A host's TOML file given as the configuration is named as such, with the
+// command that makes a configuration of its servers; a JSON file with a
+// syntax error, or another format, is not taken for TOML.
+func TestTOMLGivenAsConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, doc := range []string{
+		"# Codex\nmodel = \"o3\"\n\n[mcp_servers.memory]\ncommand = \"npx\"\n",
+		"[mcp_servers.memory]\ncommand = \"npx\"\nargs = [\n  \"-y\",\n]\n",
+		"\n[[hooks.PreToolUse]]\nmatcher = \"mcp__.*\"\n",
+	} {
+		p := write("config.toml", doc)
+		_, err := LoadWith(p, env(nil))
+		var se *SyntaxError
+		if err == nil || !errors.As(err, &se) || !strings.Contains(err.Error(), "looks like TOML") ||
+			!strings.Contains(err.Error(), "run: mcp-workbench import "+p) {
+			t.Errorf("%q: %v, want it named TOML with the import command", doc, err)
+		}
+	}
+	for _, doc := range []string{
+		`{"toolboxes": x}`,
+		`[{"toolboxes": 1}`,
+		"toolboxes:\n  dev: {}\n",
+		"[1, 2]x",
+	} {
+		_, err := LoadWith(write("c.json", doc), env(nil))
+		if err == nil || strings.Contains(err.Error(), "looks like TOML") {
+			t.Errorf("%q: %v, want an error that does not say TOML", doc, err)
+		}
+	}
+}
