@@ -117,7 +117,8 @@ $(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.j
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund
 	@$(CONFORMANCE_DIR)/node_modules/.bin/node --version | grep -q '^v22\.' || { echo "test-deps: $(CONFORMANCE_DIR) has no Node 22" >&2; exit 1; }
 
-## hosts-e2e: real hosts, pinned in testdata/hosts (Codex CLI, Gemini CLI),
+## hosts-e2e: real hosts, pinned in testdata/hosts (Codex CLI, Gemini CLI,
+## Copilot CLI, OpenCode),
 ## each configured by mcp-workbench install and run against a scripted model
 ## API on 127.0.0.1: a search and a use_tool call through the workbench to
 ## the official memory server, and Codex's hook blocking a denied call
