@@ -234,6 +234,15 @@ type modelAPI struct {
 
 func startModelAPI(t *testing.T, script ...func(w io.Writer)) *modelAPI {
 	t.Helper()
+	return startModelAPIAside(t, nil, script...)
+}
+
+// startModelAPIAside is startModelAPI for a host that also makes requests
+// of its own beside the script's (a session's title, say), at any moment:
+// a request for which aside returns a step is answered by it, and neither
+// kept nor counted.
+func startModelAPIAside(t *testing.T, aside func(req map[string]any) func(w io.Writer), script ...func(w io.Writer)) *modelAPI {
+	t.Helper()
 	m := &modelAPI{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -241,6 +250,13 @@ func startModelAPI(t *testing.T, script ...func(w io.Writer)) *modelAPI {
 		if err := json.Unmarshal(body, &req); err != nil {
 			http.Error(w, "the scripted model API takes JSON", http.StatusBadRequest)
 			return
+		}
+		if aside != nil {
+			if step := aside(req); step != nil {
+				w.Header().Set("Content-Type", "text/event-stream")
+				step(w)
+				return
+			}
 		}
 		m.mu.Lock()
 		n := len(m.requests)

@@ -22,9 +22,10 @@ import (
 //go:embed workbench-config.schema.json
 var Schema []byte
 
-// schemaInfo is what the loader takes from Schema: the compiled schema,
-// and for each kind of object the properties it knows, with their
-// descriptions (for messages, and to warn about unknown keys).
+// schemaInfo is what the loader takes from Schema besides the compiled
+// schema ([compiledSchema]): for each kind of object the properties it
+// knows, with their descriptions (for messages, and to warn about unknown
+// keys).
 type schemaInfo struct {
 	top     map[string]string // property → description
 	toolbox map[string]string
