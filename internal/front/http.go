@@ -608,14 +608,7 @@ func (f *httpFront) release(u *httpUser) {
 // session, no request and no call waiting for their answers for idle:
 // their servers stop, and their next request starts anew.
 func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, period, func() {
 		var gone []*httpUser
 		f.mu.Lock()
 		for key, u := range f.users {
@@ -633,6 +626,20 @@ func (f *httpFront) sweepUsers(ctx context.Context, period, idle time.Duration) 
 				u.wb.Close()
 			}
 			u.pool.Close()
+		}
+	})
+}
+
+// every calls fn each period until ctx ends.
+func every(ctx context.Context, period time.Duration, fn func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
 		}
 	}
 }
@@ -841,14 +848,7 @@ func (f *httpFront) leaveSession(s *slot, isStream bool) {
 // others, ends a run without DELETE; its session would otherwise hold its
 // servers for sessionIdleMs.
 func (f *httpFront) watchSessions(ctx context.Context, period, orphan time.Duration) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, period, func() {
 		type check struct {
 			s     *slot
 			valid func() bool
@@ -876,7 +876,7 @@ func (f *httpFront) watchSessions(ctx context.Context, period, orphan time.Durat
 				f.closeSession(c.s)
 			}
 		}
-	}
+	})
 }
 
 // closeSession ends a session the workbench gives up: its host gets 404
