@@ -129,3 +129,52 @@ func TestDetect(t *testing.T) {
 		}
 	}
 }
+
+// TestAddJSONArrayItem: an element appended to an array of a JSONC file
+// (Gemini CLI's hooks), the array and the objects on the way made if
+// missing, the user's elements and comments kept byte for byte; a second
+// edit changes nothing; a value that is not an array is refused.
+func TestAddJSONArrayItem(t *testing.T) {
+	item := Entry{{Key: "matcher", Value: "^mcp_workbench_use_tool$"}, {Key: "hooks", Value: []Entry{{{Key: "type", Value: "command"}, {Key: "command", Value: "wb hook"}}}}}
+	has := func(e any) bool { m, _ := e.(map[string]any); return m["matcher"] == "^mcp_workbench_use_tool$" }
+	path := []string{"hooks", "BeforeTool"}
+	const ours = "{\n        \"matcher\": \"^mcp_workbench_use_tool$\",\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"wb hook\"\n          }\n        ]\n      }"
+	for _, tc := range []struct{ name, in, want string }{
+		{"no hooks", "{\n  \"theme\": \"dark\"\n}\n",
+			"{\n  \"theme\": \"dark\",\n  \"hooks\": {\n    \"BeforeTool\": [\n      " + ours + "\n    ]\n  }\n}\n"},
+		{"the user's hook, a comment", "{\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit.sh\"}]} // mine\n    ]\n  }\n}\n",
+			"{\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit.sh\"}]},\n      " + ours + " // mine\n    ]\n  }\n}\n"},
+		{"an empty array", "{\n  \"hooks\": {\n    \"BeforeTool\": []\n  }\n}\n",
+			"{\n  \"hooks\": {\n    \"BeforeTool\": [\n      " + ours + "\n    ]\n  }\n}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed, err := AddJSONArrayItem([]byte(tc.in), path, item, has)
+			if err != nil || !changed {
+				t.Fatalf("changed %v, err %v", changed, err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			v, err := decodeJSON(blankJSONC(got))
+			if err != nil {
+				t.Fatalf("the result does not parse: %v\n%s", err, got)
+			}
+			arr, _ := v.(map[string]any)["hooks"].(map[string]any)["BeforeTool"].([]any)
+			if len(arr) == 0 || !has(arr[len(arr)-1]) {
+				t.Errorf("our hook is not the array's last element:\n%s", got)
+			}
+			if again, changed, err := AddJSONArrayItem(got, path, item, has); err != nil || changed || string(again) != string(got) {
+				t.Errorf("second edit: changed %v, err %v", changed, err)
+			}
+		})
+	}
+	if got, _, err := AddJSONArrayItem([]byte("{\r\n  \"hooks\": {\"BeforeTool\": []}\r\n}\r\n"), path, item, has); err != nil || strings.Count(string(got), "\n") != strings.Count(string(got), "\r\n") {
+		t.Errorf("CRLF: %v\n%q", err, got)
+	}
+	if _, _, err := AddJSONArrayItem([]byte(`{"hooks": {"BeforeTool": {"matcher": "x"}}}`), path, item, has); err == nil || !strings.Contains(err.Error(), "hooks.BeforeTool is a JSON object, not an array") {
+		t.Errorf("BeforeTool as an object: %v", err)
+	}
+	if got, changed, err := AddJSONArrayItem(nil, path, item, has); err != nil || !changed || !strings.Contains(string(got), `"BeforeTool": [`) {
+		t.Errorf("a new file: changed %v, err %v\n%s", changed, err, got)
+	}
+}

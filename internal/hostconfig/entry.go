@@ -91,6 +91,21 @@ func writeJSON(b *strings.Builder, v any, indent, unit string) {
 			b.WriteString(frame.Quote(s))
 		}
 		b.WriteByte(']')
+	case []Entry:
+		if len(v) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteString("[\n")
+		for i, e := range v {
+			b.WriteString(indent + unit)
+			writeJSON(b, e, indent+unit, unit)
+			if i < len(v)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		b.WriteString(indent + "]")
 	case Entry:
 		if len(v) == 0 {
 			b.WriteString("{}")
@@ -206,6 +221,12 @@ func plainValue(v any) any {
 		return out
 	case Entry:
 		return v.plain()
+	case []Entry:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = e.plain()
+		}
+		return out
 	}
 	return v
 }

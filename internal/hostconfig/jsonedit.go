@@ -215,10 +215,20 @@ var ErrUnparsable = errors.New("cannot be read")
 // comments, order, formatting. Missing objects on the way are made.
 // An empty data is a new file.
 func SetJSONMember(data []byte, container []string, name string, entry Entry) ([]byte, bool, error) {
+	return setJSONMember(data, container, name, entry, func(cur any) bool {
+		have, ok := cur.(map[string]any)
+		return ok && holds(have, entry.plain())
+	})
+}
+
+// setJSONMember is [SetJSONMember] of any value writeJSON writes; present
+// tells, from the member's decoded value (nil if none), that it need not
+// change.
+func setJSONMember(data []byte, container []string, name string, value any, present func(cur any) bool) ([]byte, bool, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		var b strings.Builder
 		b.WriteString("{\n")
-		nested := Entry{{Key: name, Value: entry}}
+		nested := Entry{{Key: name, Value: value}}
 		for i := len(container) - 1; i >= 0; i-- {
 			nested = Entry{{Key: container[i], Value: nested}}
 		}
@@ -246,7 +256,7 @@ func SetJSONMember(data []byte, container []string, name string, entry Entry) ([
 		m, _ := cur.(map[string]any)
 		cur = m[k]
 	}
-	if have, ok := cur.(map[string]any); ok && holds(have, entry.plain()) {
+	if present(cur) {
 		return data, false, nil
 	}
 
@@ -259,15 +269,15 @@ func SetJSONMember(data []byte, container []string, name string, entry Entry) ([
 		if depth == len(container) {
 			if m, ok := obj.get(name); ok {
 				ind := lineIndent(blank, m.keyStart)
-				edit = func() (int, int, string) { return m.valStart, m.valEnd, entry.JSON(ind, unit) }
+				edit = func() (int, int, string) { return m.valStart, m.valEnd, jsonText(value, ind, unit) }
 			} else {
-				edit = insertMember(blank, obj, unit, name, entry)
+				edit = insertMember(blank, obj, unit, name, value)
 			}
 			break
 		}
 		m, ok := obj.get(container[depth])
 		if !ok {
-			rest := Entry{{Key: name, Value: entry}}
+			rest := Entry{{Key: name, Value: value}}
 			for i := len(container) - 1; i > depth; i-- {
 				rest = Entry{{Key: container[i], Value: rest}}
 			}
@@ -303,6 +313,110 @@ func SetJSONMember(data []byte, container []string, name string, entry Entry) ([
 		return nil, false, errors.New("editing the file would change more than the workbench's entry: nothing written")
 	}
 	return out, true, nil
+}
+
+// AddJSONArrayItem returns data with item appended to the array at path
+// (keys from the root, the last one the array's), or data itself and
+// false when the array already has an element for which has is true. A
+// missing array, and objects on the way, are made. Everything else in data
+// stays byte for byte, the array's own elements too.
+func AddJSONArrayItem(data []byte, path []string, item Entry, has func(elem any) bool) ([]byte, bool, error) {
+	container, name := path[:len(path)-1], path[len(path)-1]
+	missing := func(any) bool { return false }
+	if len(bytes.TrimSpace(data)) == 0 {
+		return setJSONMember(data, container, name, []Entry{item}, missing)
+	}
+	body := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	blank := blankJSONC(body)
+	before, err := decodeJSON(blank)
+	if err != nil {
+		return nil, false, err
+	}
+	var cur any = before
+	for _, k := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[k]
+	}
+	if cur == nil {
+		return setJSONMember(data, container, name, []Entry{item}, missing)
+	}
+	arr, ok := cur.([]any)
+	if !ok {
+		return nil, false, fmt.Errorf("%w: %s is a JSON %s, not an array", ErrUnparsable, strings.Join(path, "."), kindOf(cur))
+	}
+	for _, e := range arr {
+		if has(e) {
+			return data, false, nil
+		}
+	}
+
+	s := scanner{b: blank}
+	root := s.object(s.skipSpace(0))
+	unit := indentUnit(blank, root)
+	obj := root
+	var m jsonMember
+	for i, k := range path {
+		m, _ = obj.get(k)
+		if i < len(path)-1 {
+			obj = s.object(m.valStart)
+		}
+	}
+	type span struct{ start, end int }
+	var elems []span
+	for i := s.skipSpace(m.valStart + 1); i < len(blank) && blank[i] != ']'; {
+		if blank[i] == ',' {
+			i = s.skipSpace(i + 1)
+			continue
+		}
+		end := s.value(i)
+		elems = append(elems, span{i, end})
+		i = s.skipSpace(end)
+	}
+	var from, to int
+	var text string
+	if len(elems) == 0 {
+		outer := lineIndent(blank, m.keyStart)
+		ind := outer + unit
+		from, to = m.valStart+1, m.valEnd-1
+		text = "\n" + ind + item.JSON(ind, unit) + "\n" + outer
+	} else {
+		last := elems[len(elems)-1]
+		ind := lineIndent(blank, last.start)
+		if !strings.HasSuffix(strings.TrimRight(string(blank[:last.start]), " \t"), "\n") {
+			ind = lineIndent(blank, m.keyStart) + unit
+		}
+		from, to = last.end, last.end
+		text = ",\n" + ind + item.JSON(ind, unit)
+	}
+	text = crlf(body, text)
+	out := append([]byte{}, data[:len(data)-len(body)]...)
+	out = append(out, body[:from]...)
+	out = append(out, text...)
+	out = append(out, body[to:]...)
+
+	// The edit must have added item to the array and changed nothing else.
+	after, err := decodeJSON(blankJSONC(out[len(data)-len(body):]))
+	if err != nil {
+		return nil, false, fmt.Errorf("editing the file would break it (%v): nothing written", err)
+	}
+	cur = after
+	for _, k := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[k]
+	}
+	got, _ := cur.([]any)
+	if len(got) != len(arr)+1 || !reflect.DeepEqual(got[:len(arr)], arr) || !reflect.DeepEqual(got[len(arr)], item.plain()) ||
+		!reflect.DeepEqual(without(after, container, name), without(before, container, name)) {
+		return nil, false, errors.New("editing the file would change more than the workbench's entry: nothing written")
+	}
+	return out, true, nil
+}
+
+// jsonText is v as writeJSON writes it.
+func jsonText(v any, indent, unit string) string {
+	var b strings.Builder
+	writeJSON(&b, v, indent, unit)
+	return b.String()
 }
 
 // insertMember returns the edit that adds name: v as the last member of
