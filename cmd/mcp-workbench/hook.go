@@ -17,9 +17,9 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
-const hookUsage = `Usage: mcp-workbench hook claude-code|codex [--config PATH]
+const hookUsage = `Usage: mcp-workbench hook claude-code|codex|gemini-cli [--config PATH]
 
-The host's PreToolUse hook for the workbench's use_tool: reads the hook's
+The host's pre-tool hook for the workbench's use_tool: reads the hook's
 JSON on stdin, applies the configuration's permission rules to the tool
 that use_tool calls (toolbox, server, tool), and answers in the host's
 format. Install it with the workbench's name in the host's MCP servers in
@@ -46,21 +46,41 @@ config.toml ($CODEX_HOME, else ~/.codex), then trusted once in Codex's
   type = "command"
   command = "mcp-workbench hook codex --config /path/to/workbench-config.json"
 
+gemini-cli: as for Codex, a denied call is blocked with the rule that
+denies it, and the hook says nothing of other calls (Gemini CLI declares
+no elicitation: a call a rule asks for is refused by the workbench, with a
+message saying so). In Gemini CLI's settings.json (~/.gemini, or the
+project's .gemini):
+
+  "hooks": {"BeforeTool": [{"matcher": "^mcp_workbench_use_tool$",
+    "hooks": [{"type": "command", "command": "mcp-workbench hook gemini-cli --config /path/to/workbench-config.json"}]}]}
+
 A decision that depends on a tool's annotations reads them from the tool
 catalog (what the servers listed before); without them, the strictest
 decision they could lead to applies. Input that is not the host's
-PreToolUse shape, or a configuration that does not load, blocks the call
+hook input, or a configuration that does not load, blocks the call
 (exit status 2, the reason on stderr).
 ` + globalFlagsHelp
 
 // maxHookInput bounds the hook's stdin: a tool call's input.
 const maxHookInput = 16 << 20
 
-// hookInput is the part of Claude Code's PreToolUse input the hook reads.
+// hookInput is the part of a host's pre-tool hook input the hook reads
+// (Claude Code's and Codex's PreToolUse, Gemini CLI's BeforeTool).
 type hookInput struct {
 	HookEventName *string         `json:"hook_event_name"`
 	ToolName      *string         `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
+	// MCPContext is Gemini CLI's: the MCP server and tool of the call.
+	MCPContext *struct {
+		ToolName string `json:"tool_name"`
+	} `json:"mcp_context"`
+}
+
+// geminiHookOutput is Gemini CLI's BeforeTool decision.
+type geminiHookOutput struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
 }
 
 // hookOutput is Claude Code's PreToolUse decision.
@@ -76,14 +96,16 @@ type hookOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// hookHosts are the hosts whose PreToolUse hook the workbench answers,
-// each with the name its messages give it and where its hooks are set.
-var hookHosts = map[string]struct{ title, settings string }{
-	"claude-code": {"Claude Code", `"PreToolUse" in Claude Code's settings`},
-	"codex":       {"Codex", "[[hooks.PreToolUse]] in Codex's config.toml"},
+// hookHosts are the hosts whose pre-tool hook the workbench answers,
+// each with the name its messages give it, the hook's event and where its
+// hooks are set.
+var hookHosts = map[string]struct{ title, event, settings string }{
+	"claude-code": {"Claude Code", "PreToolUse", `"PreToolUse" in Claude Code's settings`},
+	"codex":       {"Codex", "PreToolUse", "[[hooks.PreToolUse]] in Codex's config.toml"},
+	"gemini-cli":  {"Gemini CLI", "BeforeTool", `"hooks": {"BeforeTool": …} in Gemini CLI's settings.json`},
 }
 
-// runHook answers one PreToolUse hook of Claude Code or Codex.
+// runHook answers one pre-tool hook of Claude Code, Codex or Gemini CLI.
 func runHook(_ context.Context, e *env, args []string) error {
 	var opts globalOptions
 	fs := e.flagSet("hook", &opts)
@@ -92,10 +114,10 @@ func runHook(_ context.Context, e *env, args []string) error {
 		return e.usageError("hook", err)
 	}
 	if len(positional) != 1 || hookHosts[positional[0]].title == "" {
-		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code or codex"))
+		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code, codex or gemini-cli"))
 	}
 	host := hookHosts[positional[0]]
-	codex := positional[0] == "codex"
+	codex, gemini := positional[0] == "codex", positional[0] == "gemini-cli"
 	if _, _, err := e.logger("hook", opts); err != nil {
 		return err // a bad --log-level
 	}
@@ -112,12 +134,12 @@ func runHook(_ context.Context, e *env, args []string) error {
 	}
 	var in hookInput
 	if err := json.Unmarshal(data, &in); err != nil || in.HookEventName == nil || in.ToolName == nil {
-		return block("the input is not %s's PreToolUse hook input (a JSON object with hook_event_name, tool_name and tool_input); the call is blocked", host.title)
+		return block("the input is not %s's %s hook input (a JSON object with hook_event_name, tool_name and tool_input); the call is blocked", host.title, host.event)
 	}
-	if *in.HookEventName != "PreToolUse" {
-		return block("the hook runs for PreToolUse, not %q: install it under %s; the call is blocked", *in.HookEventName, host.settings)
+	if *in.HookEventName != host.event {
+		return block("the hook runs for %s, not %q: install it under %s; the call is blocked", host.event, *in.HookEventName, host.settings)
 	}
-	if !isUseTool(*in.ToolName) {
+	if gemini && !isGeminiUseTool(*in.ToolName, in.MCPContext != nil && in.MCPContext.ToolName == "use_tool") || !gemini && !isUseTool(*in.ToolName) {
 		return nil // not the workbench's: no decision, the host's own rules apply
 	}
 	var ti struct {
@@ -173,7 +195,16 @@ func runHook(_ context.Context, e *env, args []string) error {
 		// skip the question instead of carrying its answer.
 		return nil
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	var answer any = out
+	if gemini {
+		if v.Decision != permissions.Deny {
+			// As for Codex: Gemini CLI declares no elicitation, so the
+			// workbench refuses an asked call itself, saying why.
+			return nil
+		}
+		answer = geminiHookOutput{Decision: "deny", Reason: out.HookSpecificOutput.PermissionDecisionReason}
+	}
+	b, err := json.MarshalIndent(answer, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -193,6 +224,12 @@ func upperFirst(s string) string {
 // use_tool: mcp__<server>__use_tool, whatever the workbench is called.
 func isUseTool(name string) bool {
 	return strings.HasPrefix(name, "mcp__") && strings.HasSuffix(name, "__use_tool")
+}
+
+// isGeminiUseTool reports whether Gemini CLI's name of a tool is a
+// workbench's use_tool: mcp_<server>_use_tool, the MCP tool use_tool.
+func isGeminiUseTool(name string, mcpUseTool bool) bool {
+	return mcpUseTool && strings.HasPrefix(name, "mcp_") && strings.HasSuffix(name, "_use_tool")
 }
 
 // hookHints returns the annotations of the tool from the catalog, when

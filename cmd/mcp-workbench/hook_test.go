@@ -38,6 +38,13 @@ func TestHookCodex(t *testing.T) {
 	testHookGoldens(t, "codex", filepath.Join("testdata", "hook", "codex"))
 }
 
+// TestHookGeminiCLI: Gemini CLI's BeforeTool hook, with its input (the
+// MCP tool named mcp_<server>_<tool>, and mcp_context) and its answer
+// ({"decision": "deny", "reason"}), deny only.
+func TestHookGeminiCLI(t *testing.T) {
+	testHookGoldens(t, "gemini-cli", filepath.Join("testdata", "hook", "gemini-cli"))
+}
+
 // testHookGoldens runs the hook for host on each input in dir against
 // testdata/hook/config.json and compares what it answers with the golden
 // file beside the input.

@@ -81,20 +81,12 @@ func geminiWorkbenchTools(req map[string]any) []string {
 	return names
 }
 
-// TestHostsGeminiSearchAndUseTool: Gemini CLI, configured with the
-// workbench by mcp-workbench install gemini-cli, searches the toolboxes
-// with open_toolbox, creates an entity in the official memory server with
-// use_tool, and each result comes back to the model in its next request.
-func TestHostsGeminiSearchAndUseTool(t *testing.T) {
+// runGemini sets Gemini CLI up for h (its settings for an offline run with
+// an API key, against api; the workbench's entry and hook as mcp-workbench
+// install gemini-cli writes them) and runs one prompt.
+func runGemini(t *testing.T, h *hostHome, api *modelAPI, prompt string) (stdout, stderr string) {
+	t.Helper()
 	gemini := hostBin(t, "gemini")
-	h := newHostHome(t, nil)
-	api := startModelAPI(t,
-		geminiCall("open_toolbox", map[string]any{"query": "create entity"}),
-		geminiCall("use_tool", createAda),
-		geminiText("Ada Lovelace is in the knowledge graph."),
-	)
-	// Gemini CLI's own settings for an offline run with an API key; the
-	// workbench's entry is what mcp-workbench install gemini-cli writes.
 	settings := `{
   "security": {"auth": {"selectedType": "gemini-api-key"}},
   "privacy": {"usageStatisticsEnabled": false},
@@ -109,10 +101,23 @@ func TestHostsGeminiSearchAndUseTool(t *testing.T) {
 	}
 	env := h.env("GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL="+api.URL, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	h.install(t, env, "gemini-cli")
-
 	// --yolo: in -p, Gemini CLI offers MCP tools only to a run that need
 	// not ask (or a server marked trusted).
-	stdout, stderr := h.runHost(t, env, gemini, "-p", "Remember that Ada Lovelace wrote the first program.", "--yolo", "-m", geminiModel)
+	return h.runHost(t, env, gemini, "-p", prompt, "--yolo", "-m", geminiModel)
+}
+
+// TestHostsGeminiSearchAndUseTool: Gemini CLI, configured with the
+// workbench (and its hook) by mcp-workbench install gemini-cli, searches the toolboxes
+// with open_toolbox, creates an entity in the official memory server with
+// use_tool, and each result comes back to the model in its next request.
+func TestHostsGeminiSearchAndUseTool(t *testing.T) {
+	h := newHostHome(t, nil)
+	api := startModelAPI(t,
+		geminiCall("open_toolbox", map[string]any{"query": "create entity"}),
+		geminiCall("use_tool", createAda),
+		geminiText("Ada Lovelace is in the knowledge graph."),
+	)
+	stdout, stderr := runGemini(t, h, api, "Remember that Ada Lovelace wrote the first program.")
 
 	if got := strings.Join(geminiWorkbenchTools(api.request(t, 0)), ","); got != "mcp_workbench_open_toolbox,mcp_workbench_use_tool" {
 		t.Fatalf("Gemini CLI declared the workbench's tools %q; want mcp_workbench_open_toolbox,mcp_workbench_use_tool\nstderr:\n%s", got, clipLog(stderr))
@@ -131,5 +136,34 @@ func TestHostsGeminiSearchAndUseTool(t *testing.T) {
 		if !strings.HasSuffix(p, "/models/"+geminiModel+":streamGenerateContent") {
 			t.Errorf("model request %d went to %s", i+1, p)
 		}
+	}
+}
+
+// TestHostsGeminiHookBlocksDenied: with the hook install gemini-cli
+// writes and a rule that denies the memory server's create_entities, an
+// allowed call goes through (the hook says nothing), and the denied one is
+// blocked by Gemini CLI before it reaches the workbench: the model's next
+// request carries Gemini CLI's refusal with the rule, and the memory
+// server stored nothing.
+func TestHostsGeminiHookBlocksDenied(t *testing.T) {
+	h := newHostHome(t, map[string]any{"tools": map[string]any{"memory/create_entities": "deny"}})
+	readGraph := map[string]any{"tool": map[string]string{"toolbox": "knowledge", "server": "memory", "tool": "read_graph"}, "arguments": map[string]any{}}
+	api := startModelAPI(t,
+		geminiCall("use_tool", readGraph),
+		geminiCall("use_tool", createAda),
+		geminiText("The workbench does not let me create entities."),
+	)
+	_, stderr := runGemini(t, h, api, "Remember that Ada Lovelace wrote the first program.")
+
+	if out := geminiResponse(t, api.request(t, 1), "use_tool"); !strings.Contains(out, `entities`) || strings.Contains(out, "blocked") {
+		t.Errorf("the allowed read_graph did not go through the hook to the memory server: %s\nstderr:\n%s", clipLog(out), clipLog(lines(stderr, "hook")))
+	}
+	out := geminiResponse(t, api.request(t, 2), "use_tool")
+	const want = "Tool execution blocked: The workbench configuration denies tool 'create_entities' of server 'memory' (toolbox 'knowledge')"
+	if !strings.Contains(out, want) || !strings.Contains(out, "memory/create_entities") {
+		t.Errorf("the denied call's output is not Gemini CLI's refusal from the hook:\n got: %s\nwant: …%s…\nstderr:\n%s", clipLog(out), want, clipLog(lines(stderr, "hook")))
+	}
+	if b, err := os.ReadFile(h.memoryFile); err == nil && strings.Contains(string(b), "Ada Lovelace") {
+		t.Errorf("the denied call reached the memory server: %s", b)
 	}
 }

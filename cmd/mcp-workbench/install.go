@@ -24,7 +24,8 @@ OpenCode's opencode.json, Windsurf's mcp_config.json, Zed's settings.json,
 Cline's cline_mcp_settings.json.
 
 Only the workbench's entry is written (for Codex, also the workbench's
-PreToolUse hook, one [[hooks.PreToolUse]] table appended: mcp-workbench help
+PreToolUse hook, one [[hooks.PreToolUse]] table appended; for Gemini CLI, its
+BeforeTool hook, one element appended to hooks.BeforeTool: mcp-workbench help
 hook): every other key, comment and line of the file stays as it is. The file as it was is copied beside it first
 (FILE.bak, or FILE.bak.2, …), and written whole or not at all. A second run
 changes nothing. A file that does not parse is left untouched.

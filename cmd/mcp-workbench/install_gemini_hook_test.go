@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInstallGeminiHook: install gemini-cli writes the workbench's entry
+// and its BeforeTool hook into Gemini CLI's settings.json in one write,
+// after the user's own hooks, every other line kept; a second run changes
+// nothing; hooks.BeforeTool that is not an array is refused, the file left
+// as it was.
+func TestInstallGeminiHook(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	cfg := filepath.Join(home, "wb config.json")
+	if err := os.WriteFile(cfg, []byte(`{"toolboxes": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(home, ".gemini", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	original := "{\n  // mine\n  \"hooks\": {\n    \"BeforeTool\": [\n      {\"matcher\": \"run_shell_command\", \"hooks\": [{\"type\": \"command\", \"command\": \"audit.sh\"}]}\n    ]\n  }\n}\n"
+	if err := os.WriteFile(file, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "", "install", "gemini-cli", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, stdout, stderr)
+	}
+	got, _ := os.ReadFile(file)
+	exe, _ := os.Executable()
+	matcher, command := geminiHook(exe, cfg, "workbench")
+	if !strings.Contains(command, "'"+cfg+"'") {
+		t.Errorf("the hook's command does not quote the configuration's path for the shell: %s", command)
+	}
+	mine := strings.Index(string(got), `"command": "audit.sh"`)
+	ours := strings.Index(string(got), `"matcher": "`+matcher+`"`)
+	if mine < 0 || ours < mine || !strings.Contains(string(got), "// mine") || !strings.Contains(string(got), command) {
+		t.Errorf("the file is not the user's hook, then the workbench's:\n%s", got)
+	}
+	if line, ok := keptInOrder([]byte(original), got); !ok {
+		t.Errorf("line %q of the file is lost or moved:\n%s", line, got)
+	}
+	if !strings.Contains(stdout, "Gemini CLI blocks a use_tool call that the workbench's rules deny") {
+		t.Errorf("install did not say it added the hook:\n%s", stdout)
+	}
+	if _, err := os.Stat(file + ".bak.2"); err == nil {
+		t.Error("install backed the file up twice")
+	}
+	code, stdout, _ = runCmd(t, "", "install", "gemini-cli", "--config", cfg)
+	if again, _ := os.ReadFile(file); code != 0 || string(again) != string(got) || !strings.Contains(stdout, "already runs the workbench's hook") {
+		t.Errorf("a second install: exit %d, changed %v\n%s", code, string(again) != string(got), stdout)
+	}
+
+	bad := `{"hooks": {"BeforeTool": {"matcher": "x"}}}`
+	if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd(t, "", "install", "gemini-cli", "--config", cfg)
+	if after, _ := os.ReadFile(file); code == 0 || string(after) != bad || !strings.Contains(stderr, "hooks.BeforeTool is a JSON object, not an array") {
+		t.Errorf("hooks.BeforeTool as an object: exit %d, file changed %v, stderr %s", code, string(after) != bad, stderr)
+	}
+}
