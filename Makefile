@@ -121,7 +121,8 @@ $(CONFORMANCE_DIR)/node_modules/.package-lock.json: $(CONFORMANCE_DIR)/package.j
 ## Copilot CLI, OpenCode),
 ## each configured by mcp-workbench install and run against a scripted model
 ## API on 127.0.0.1: a search and a use_tool call through the workbench to
-## the official memory server, and Codex's hook blocking a denied call
+## the official memory server, and Codex's and Gemini CLI's hooks blocking a
+## denied call
 ## (cmd/mcp-workbench/hosts_*_e2e_test.go, build tag hosts; a missing host
 ## fails them)
 HOSTS_DIR := testdata/hosts
