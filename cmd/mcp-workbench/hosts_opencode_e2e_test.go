@@ -13,15 +13,19 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
-// OpenCode (testdata/hosts: opencode-ai) with an openai-compatible
+// OpenCode (testdata/hosts: opencode-linux-x64, the native program of
+// opencode-ai for Linux on x86-64) with an openai-compatible
 // provider pointed at a scripted Chat Completions API: OpenCode offers the
 // workbench's tools as workbench_<tool> functions, beside its own, and
 // first asks the model, without tools, for the session's title.
 
-// opencodeBin returns OpenCode's native program, which npm installs as
-// the package of this system (opencode-linux-x64, …): make hosts-e2e
-// installs without running packages' scripts, and opencode-ai's own
-// launcher needs its postinstall script.
+// opencodeBin returns OpenCode's native program: testdata/hosts pins the
+// package opencode-ai installs for Linux on x86-64 (opencode-linux-x64),
+// as an optional dependency, since the registry this project's CI uses
+// does not serve every platform's package that opencode-ai names (npm ci
+// then refuses the lock), and opencode-ai's own launcher needs its
+// postinstall script, which make hosts-e2e does not run. On another
+// system the test fails saying so.
 func opencodeBin(t *testing.T) string {
 	t.Helper()
 	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
