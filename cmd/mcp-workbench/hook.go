@@ -96,13 +96,31 @@ type hookOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-// hookHosts are the hosts whose pre-tool hook the workbench answers,
-// each with the name its messages give it, the hook's event and where its
-// hooks are set.
-var hookHosts = map[string]struct{ title, event, settings string }{
-	"claude-code": {"Claude Code", "PreToolUse", `"PreToolUse" in Claude Code's settings`},
-	"codex":       {"Codex", "PreToolUse", "[[hooks.PreToolUse]] in Codex's config.toml"},
-	"gemini-cli":  {"Gemini CLI", "BeforeTool", `"hooks": {"BeforeTool": …} in Gemini CLI's settings.json`},
+// hookHost is a host whose pre-tool hook the workbench answers.
+type hookHost struct {
+	title    string // the name messages give it
+	event    string // the hook's event
+	settings string // where its hooks are set
+	// useTool tells a call of a workbench's use_tool from the hook input.
+	useTool func(in hookInput) bool
+	// denyOnly: the host takes deny from the hook and nothing else, so
+	// the hook says nothing of other calls; an asked one is asked (or
+	// refused, for a host without elicitation) by the workbench itself.
+	// Codex 0.171 counts allow without a changed input, and ask, as the
+	// hook failing, and runs the call; an approval in use_tool's input
+	// would skip the question instead of carrying its answer.
+	denyOnly bool
+	// deny is the host's answer that blocks a call, with the reason; nil
+	// for Claude Code's hookOutput.
+	deny func(reason string) any
+}
+
+// hookHosts are the hosts whose pre-tool hook the workbench answers.
+var hookHosts = map[string]hookHost{
+	"claude-code": {title: "Claude Code", event: "PreToolUse", settings: `"PreToolUse" in Claude Code's settings`, useTool: isUseTool},
+	"codex":       {title: "Codex", event: "PreToolUse", settings: "[[hooks.PreToolUse]] in Codex's config.toml", useTool: isUseTool, denyOnly: true},
+	"gemini-cli": {title: "Gemini CLI", event: "BeforeTool", settings: `"hooks": {"BeforeTool": …} in Gemini CLI's settings.json`, useTool: isGeminiUseTool, denyOnly: true,
+		deny: func(reason string) any { return geminiHookOutput{Decision: "deny", Reason: reason} }},
 }
 
 // runHook answers one pre-tool hook of Claude Code, Codex or Gemini CLI.
@@ -117,7 +135,6 @@ func runHook(_ context.Context, e *env, args []string) error {
 		return e.usageError("hook", errors.New("name the host whose hook this is: claude-code, codex or gemini-cli"))
 	}
 	host := hookHosts[positional[0]]
-	codex, gemini := positional[0] == "codex", positional[0] == "gemini-cli"
 	if _, _, err := e.logger("hook", opts); err != nil {
 		return err // a bad --log-level
 	}
@@ -139,7 +156,7 @@ func runHook(_ context.Context, e *env, args []string) error {
 	if *in.HookEventName != host.event {
 		return block("the hook runs for %s, not %q: install it under %s; the call is blocked", host.event, *in.HookEventName, host.settings)
 	}
-	if gemini && !isGeminiUseTool(*in.ToolName, in.MCPContext != nil && in.MCPContext.ToolName == "use_tool") || !gemini && !isUseTool(*in.ToolName) {
+	if !host.useTool(in) {
 		return nil // not the workbench's: no decision, the host's own rules apply
 	}
 	var ti struct {
@@ -186,23 +203,12 @@ func runHook(_ context.Context, e *env, args []string) error {
 	default:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration allows %s: %s.", names, v.By)
 	}
-	if codex && v.Decision != permissions.Deny {
-		// Codex 0.171 takes deny from a PreToolUse hook; it counts allow
-		// without a changed input, and ask, as the hook failing, and runs
-		// the call. So the hook says nothing, and an asked call is asked
-		// by the workbench itself, in Codex's elicitation prompt: an
-		// approval in use_tool's input (allow with updatedInput) would
-		// skip the question instead of carrying its answer.
+	if host.denyOnly && v.Decision != permissions.Deny {
 		return nil
 	}
 	var answer any = out
-	if gemini {
-		if v.Decision != permissions.Deny {
-			// As for Codex: Gemini CLI declares no elicitation, so the
-			// workbench refuses an asked call itself, saying why.
-			return nil
-		}
-		answer = geminiHookOutput{Decision: "deny", Reason: out.HookSpecificOutput.PermissionDecisionReason}
+	if host.deny != nil {
+		answer = host.deny(out.HookSpecificOutput.PermissionDecisionReason)
 	}
 	b, err := json.MarshalIndent(answer, "", "  ")
 	if err != nil {
@@ -220,16 +226,20 @@ func upperFirst(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
-// isUseTool reports whether Claude Code's name of a tool is a workbench's
-// use_tool: mcp__<server>__use_tool, whatever the workbench is called.
-func isUseTool(name string) bool {
+// isUseTool reports whether Claude Code's (and Codex's) name of the tool
+// is a workbench's use_tool: mcp__<server>__use_tool, whatever the
+// workbench is called.
+func isUseTool(in hookInput) bool {
+	name := *in.ToolName
 	return strings.HasPrefix(name, "mcp__") && strings.HasSuffix(name, "__use_tool")
 }
 
-// isGeminiUseTool reports whether Gemini CLI's name of a tool is a
-// workbench's use_tool: mcp_<server>_use_tool, the MCP tool use_tool.
-func isGeminiUseTool(name string, mcpUseTool bool) bool {
-	return mcpUseTool && strings.HasPrefix(name, "mcp_") && strings.HasSuffix(name, "_use_tool")
+// isGeminiUseTool reports whether Gemini CLI's call is of a workbench's
+// use_tool: mcp_<server>_use_tool, the MCP tool use_tool.
+func isGeminiUseTool(in hookInput) bool {
+	name := *in.ToolName
+	return in.MCPContext != nil && in.MCPContext.ToolName == "use_tool" &&
+		strings.HasPrefix(name, "mcp_") && strings.HasSuffix(name, "_use_tool")
 }
 
 // hookHints returns the annotations of the tool from the catalog, when

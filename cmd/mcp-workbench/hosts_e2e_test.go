@@ -331,13 +331,25 @@ var createAda = map[string]any{
 	}}},
 }
 
-// checkMemoryFile checks that the memory server, reached only through the
-// workbench, stored the entity.
-func (h *hostHome) checkMemoryFile(t *testing.T) {
+// checkRoundTrip checks a run of the search → create script by the host
+// titled title: the search's result as the host sent it back to the model
+// (search) names the memory server's create_entities, use_tool's result
+// (create) the entity; the memory server, reached only through the
+// workbench, stored it; and the host printed the model's answer.
+func (h *hostHome) checkRoundTrip(t *testing.T, title, search, create, stdout, stderr string) {
 	t.Helper()
+	if !strings.Contains(search, "create_entities") || !strings.Contains(search, "knowledge") {
+		t.Errorf("open_toolbox's search did not come back with the memory server's create_entities: %s", clipLog(search))
+	}
+	if !strings.Contains(create, "Ada Lovelace") || !strings.Contains(create, "Analytical Engine") {
+		t.Errorf("use_tool's result did not come back with the entity: %s", clipLog(create))
+	}
 	b, err := os.ReadFile(h.memoryFile)
 	if err != nil || !bytes.Contains(b, []byte("Analytical Engine")) {
 		t.Errorf("the memory server did not store the entity (%v): %s", err, b)
+	}
+	if !strings.Contains(stdout, "Ada Lovelace is in the knowledge graph.") {
+		t.Errorf("%s did not print the model's answer: %s\nstderr:\n%s", title, clipLog(stdout), clipLog(stderr))
 	}
 }
 

@@ -70,6 +70,27 @@ type installOptions struct {
 // written.
 var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]byte, bool, error), report func(res hostconfig.Installed, stdout io.Writer)){}
 
+// hookCommand is the shell command of the workbench's hook for host
+// (mcp-workbench hook HOST) with the configuration cfg, as install writes it.
+func hookCommand(exe, cfg, host string) string {
+	return strings.Join([]string{config.ShellQuote(exe), "hook", host, "--config", config.ShellQuote(cfg)}, " ")
+}
+
+// hookReport is what install says of the hook it added (added) or found
+// already there, for the host titled title whose hook is mcp-workbench
+// hook HOST; others are the workbench's hooks for other configurations
+// found in the file.
+func hookReport(stdout io.Writer, res hostconfig.Installed, title, host string, added bool, others []string) {
+	if !added {
+		fmt.Fprintf(stdout, "%s already runs the workbench's hook (mcp-workbench hook %s) from %s.\n", title, host, res.Path)
+		return
+	}
+	fmt.Fprintf(stdout, "Added the workbench's hook to %s: %s blocks a use_tool call that the workbench's rules deny.\n", res.Path, title)
+	for _, c := range others {
+		fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
+	}
+}
+
 // runInstall implements mcp-workbench install.
 func runInstall(_ context.Context, e *env, args []string) error {
 	opts, err := parseInstallArgs(e, args)

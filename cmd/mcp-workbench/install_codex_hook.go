@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
@@ -25,8 +24,7 @@ func init() {
 // expression) and its command (run by a shell).
 func codexHook(exe, cfg, name string) (matcher, command string) {
 	matcher = "^mcp__" + regexp.QuoteMeta(name) + "__use_tool$"
-	command = strings.Join([]string{config.ShellQuote(exe), "hook", "codex", "--config", config.ShellQuote(cfg)}, " ")
-	return matcher, command
+	return matcher, hookCommand(exe, cfg, "codex")
 }
 
 // installCodexHook is the edit that appends the hook to Codex's
@@ -82,15 +80,10 @@ timeout = 30
 		return out, true, nil
 	}
 	report := func(res hostconfig.Installed, stdout io.Writer) {
-		if !added {
-			fmt.Fprintf(stdout, "Codex already runs the workbench's hook (mcp-workbench hook codex) from %s.\n", res.Path)
-			return
+		hookReport(stdout, res, "Codex", "codex", added, others)
+		if added {
+			fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
 		}
-		fmt.Fprintf(stdout, "Added the workbench's hook to %s: Codex blocks a use_tool call that the workbench's rules deny.\n", res.Path)
-		for _, c := range others {
-			fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
-		}
-		fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
 	}
 	return edit, report
 }

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
@@ -24,8 +23,7 @@ func init() {
 // (run by a shell).
 func geminiHook(exe, cfg, name string) (matcher, command string) {
 	matcher = "^mcp_" + regexp.QuoteMeta(name) + "_use_tool$"
-	command = strings.Join([]string{config.ShellQuote(exe), "hook", "gemini-cli", "--config", config.ShellQuote(cfg)}, " ")
-	return matcher, command
+	return matcher, hookCommand(exe, cfg, "gemini-cli")
 }
 
 // installGeminiHook is the edit that appends the hook to the file's
@@ -65,14 +63,7 @@ func installGeminiHook(opts installOptions) (func([]byte) ([]byte, bool, error),
 		return out, changed, nil
 	}
 	report := func(res hostconfig.Installed, stdout io.Writer) {
-		if !added {
-			fmt.Fprintf(stdout, "Gemini CLI already runs the workbench's hook (mcp-workbench hook gemini-cli) from %s.\n", res.Path)
-			return
-		}
-		fmt.Fprintf(stdout, "Added the workbench's hook to %s: Gemini CLI blocks a use_tool call that the workbench's rules deny.\n", res.Path)
-		for _, c := range others {
-			fmt.Fprintf(stdout, "Note: %s also has the workbench's hook for another configuration (%s); remove that one if it is no longer used.\n", res.Path, c)
-		}
+		hookReport(stdout, res, "Gemini CLI", "gemini-cli", added, others)
 	}
 	return edit, report
 }

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -141,10 +139,7 @@ func (c *checksFile) load() {
 	c.loaded = true
 	data, _, err := userfile.Read(c.path, 64<<10)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			c.digest = nil
-		}
-		return
+		return // missing, too large or unreadable: nothing remembered
 	}
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if isDigest(line) && len(c.digest) < maxChecks {

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-func TestReaderLines(t *testing.T) {
-	long := strings.Repeat("y", 100)
-	r := NewReader(strings.NewReader("a\n\n  \r\nb\r\n"+long+"\nc\n"+strings.Repeat("z", 200<<10)+"\nlast"), 150<<10)
+// readLines reads r to its end: its lines, with "(too long)" for each line
+// cut because it was too long.
+func readLines(t *testing.T, r *Reader) []string {
+	t.Helper()
 	var got []string
 	for {
 		line, err := r.Next()
@@ -25,13 +26,19 @@ func TestReaderLines(t *testing.T) {
 			continue
 		}
 		if err == io.EOF {
-			break
+			return got
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, string(line))
 	}
+}
+
+func TestReaderLines(t *testing.T) {
+	long := strings.Repeat("y", 100)
+	r := NewReader(strings.NewReader("a\n\n  \r\nb\r\n"+long+"\nc\n"+strings.Repeat("z", 200<<10)+"\nlast"), 150<<10)
+	got := readLines(t, r)
 	want := []string{"a", "b", long, "c", "(too long)", "last"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("lines = %q, want %q", got, want)
@@ -461,24 +468,7 @@ func TestReaderMessageInsideALongLine(t *testing.T) {
 		for _, step := range []int{1 << 10, 7, 3} {
 			t.Run(fmt.Sprintf("%s, %d-byte reads", c.name, step), func(t *testing.T) {
 				r := NewReader(&trickle{data: c.input, step: step}, 200<<10)
-				var got []string
-				for {
-					line, err := r.Next()
-					var tl *TooLongError
-					if errors.As(err, &tl) {
-						if tl.Ended {
-							got = append(got, "(too long)")
-						}
-						continue
-					}
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, string(line))
-				}
+				got := readLines(t, r)
 				if strings.Join(got, "|") != strings.Join(c.want, "|") {
 					t.Errorf("lines = %.300q, want %.300q", got, c.want)
 				}

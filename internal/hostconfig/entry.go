@@ -39,14 +39,7 @@ func (e Entry) Compact() string {
 func writeCompact(b *strings.Builder, v any) {
 	switch v := v.(type) {
 	case []string:
-		b.WriteByte('[')
-		for i, s := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(frame.Quote(s))
-		}
-		b.WriteByte(']')
+		writeStrings(b, v, ",")
 	case Entry:
 		b.WriteByte('{')
 		for i, f := range v {
@@ -69,6 +62,18 @@ func writeCompact(b *strings.Builder, v any) {
 	}
 }
 
+// writeStrings writes v as a JSON array on one line, its items apart by sep.
+func writeStrings(b *strings.Builder, v []string, sep string) {
+	b.WriteByte('[')
+	for i, s := range v {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(frame.Quote(s))
+	}
+	b.WriteByte(']')
+}
+
 func writeJSON(b *strings.Builder, v any, indent, unit string) {
 	switch v := v.(type) {
 	case string:
@@ -83,14 +88,7 @@ func writeJSON(b *strings.Builder, v any, indent, unit string) {
 			b.Write(v)
 		}
 	case []string:
-		b.WriteByte('[')
-		for i, s := range v {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(frame.Quote(s))
-		}
-		b.WriteByte(']')
+		writeStrings(b, v, ", ")
 	case []Entry:
 		if len(v) == 0 {
 			b.WriteString("[]")

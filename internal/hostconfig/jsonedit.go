@@ -19,23 +19,13 @@ import (
 // comments are kept, so lines and columns agree too.
 func blankJSONC(data []byte) []byte {
 	out := bytes.Clone(data)
-	inString := false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
+	outsideStrings(out, func(i int) int {
 		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(out) && out[i+1] == '/':
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
 			for ; i < len(out) && out[i] != '\n'; i++ {
 				out[i] = ' '
 			}
-		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
 			end := bytes.Index(out[i+2:], []byte("*/"))
 			stop := len(out)
 			if end >= 0 {
@@ -48,21 +38,12 @@ func blankJSONC(data []byte) []byte {
 			}
 			i--
 		}
-	}
-	// Trailing commas: a comma whose next non-space byte closes.
-	inString = false
-	for i := 0; i < len(out); i++ {
-		c := out[i]
-		switch {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ',':
+		return i
+	})
+	// Trailing commas, once comments are gone: a comma whose next
+	// non-space byte closes.
+	outsideStrings(out, func(i int) int {
+		if out[i] == ',' {
 			j := i + 1
 			for j < len(out) && isSpace(out[j]) {
 				j++
@@ -71,8 +52,29 @@ func blankJSONC(data []byte) []byte {
 				out[i] = ' '
 			}
 		}
-	}
+		return i
+	})
 	return out
+}
+
+// outsideStrings calls at with each offset of b that is not inside a JSON
+// string (nor its opening quote); at returns the offset it went on to.
+func outsideStrings(b []byte, at func(i int) int) {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		default:
+			i = at(i)
+		}
+	}
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -251,12 +253,7 @@ func setJSONMember(data []byte, container []string, name string, value any, pres
 		return nil, false, fmt.Errorf("%w: it holds a JSON %s, not an object", ErrUnparsable, kindOf(before))
 	}
 	// Already there?
-	var cur any = root
-	for _, k := range append(append([]string{}, container...), name) {
-		m, _ := cur.(map[string]any)
-		cur = m[k]
-	}
-	if present(cur) {
+	if present(valueAt(root, append(append([]string{}, container...), name))) {
 		return data, false, nil
 	}
 
@@ -332,11 +329,7 @@ func AddJSONArrayItem(data []byte, path []string, item Entry, has func(elem any)
 	if err != nil {
 		return nil, false, err
 	}
-	var cur any = before
-	for _, k := range path {
-		m, _ := cur.(map[string]any)
-		cur = m[k]
-	}
+	cur := valueAt(before, path)
 	if cur == nil {
 		return setJSONMember(data, container, name, []Entry{item}, missing)
 	}
@@ -399,17 +392,22 @@ func AddJSONArrayItem(data []byte, path []string, item Entry, has func(elem any)
 	if err != nil {
 		return nil, false, fmt.Errorf("editing the file would break it (%v): nothing written", err)
 	}
-	cur = after
-	for _, k := range path {
-		m, _ := cur.(map[string]any)
-		cur = m[k]
-	}
-	got, _ := cur.([]any)
+	got, _ := valueAt(after, path).([]any)
 	if len(got) != len(arr)+1 || !reflect.DeepEqual(got[:len(arr)], arr) || !reflect.DeepEqual(got[len(arr)], item.plain()) ||
 		!reflect.DeepEqual(without(after, container, name), without(before, container, name)) {
 		return nil, false, errors.New("editing the file would change more than the workbench's entry: nothing written")
 	}
 	return out, true, nil
+}
+
+// valueAt returns the value at path (keys from the root) in v, a decoded
+// document, or nil.
+func valueAt(v any, path []string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }
 
 // jsonText is v as writeJSON writes it.
