@@ -59,7 +59,10 @@ A decision that depends on a tool's annotations reads them from the tool
 catalog (what the servers listed before); without them, the strictest
 decision they could lead to applies. Input that is not the host's
 hook input, or a configuration that does not load, blocks the call
-(exit status 2, the reason on stderr).
+(exit status 2, the reason on stderr). The hook reads only the rules: a
+${VAR} in a server's env, headers, args or url need not be set where the
+host runs it (the host sets it for the workbench, in its entry's env);
+one in a toolbox's or server's name or in "permissions" must be.
 ` + globalFlagsHelp
 
 // maxHookInput bounds the hook's stdin: a tool call's input.
@@ -170,7 +173,10 @@ func runHook(_ context.Context, e *env, args []string) error {
 		return nil
 	}
 	path := config.ResolvePath(opts.configPath, os.LookupEnv)
-	cfg, err := config.Load(path)
+	// Only the rules are read: a ${VAR} of a server's env, headers or args
+	// is set where the host starts the workbench, not in the hook's
+	// environment (the host's), and the hook does not need it.
+	cfg, err := config.LoadRules(path, os.LookupEnv)
 	if err != nil {
 		return block("%v; the call is blocked until the configuration loads", err)
 	}

@@ -159,3 +159,56 @@ func TestHookLogLevel(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestHookUnsetVariables: the hook runs in the host's environment, where
+// a server's ${VAR} (its token, set in the workbench's entry env) is not
+// set. All three hooks still decide by the rules: an allowed call passes,
+// a denied one is blocked. A ${VAR} the rules read (in a rule, in a
+// toolbox's or server's name) still blocks every call until it is set.
+func TestHookUnsetVariables(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	os.Unsetenv("WB_HOOK_TEST_UNSET")
+	write := func(name, text string) string {
+		p := filepath.Join(home, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	servers := `"github": {"command": "github-mcp-server", "args": ["--token=${WB_HOOK_TEST_UNSET}"], "env": {"GITHUB_TOKEN": "${WB_HOOK_TEST_UNSET}"}},
+	  "remote": {"url": "https://example.com/${WB_HOOK_TEST_UNSET}/mcp", "headers": {"Authorization": "Bearer ${WB_HOOK_TEST_UNSET}"}}`
+	good := write("good.json", `{"permissions": {"tools": {"github/delete_*": "deny", "*/get_*": "allow"}},
+	  "toolboxes": {"code": {"description": "GitHub", "mcpServers": {`+servers+`}}}}`)
+	inputs := map[string]string{"claude-code": "", "codex": "codex", "gemini-cli": "gemini-cli"}
+	for host, dir := range inputs {
+		read := func(name string) string {
+			b, err := os.ReadFile(filepath.Join("testdata", "hook", dir, name+".input.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		deny, allow := read("deny-by-rule"), strings.Replace(read("deny-by-rule"), `"delete_repo"`, `"get_repo"`, 1)
+		if code, _, stderr := runCmd(t, allow, "hook", host, "--config", good); code != 0 {
+			t.Errorf("%s: an allowed call with a server's ${VAR} unset: exit %d, %s", host, code, stderr)
+		}
+		code, stdout, stderr := runCmd(t, deny, "hook", host, "--config", good)
+		if code != 0 || !strings.Contains(stdout, "deny") || !strings.Contains(stdout, "github/delete_*") {
+			t.Errorf("%s: a denied call with a server's ${VAR} unset: exit %d, stdout %q, stderr %q; want it denied by the rule", host, code, stdout, stderr)
+		}
+		for what, cfg := range map[string]string{
+			"permissions.tools.${WB_HOOK_TEST_UNSET}/*":            `{"permissions": {"tools": {"${WB_HOOK_TEST_UNSET}/*": "deny"}}, "toolboxes": {"code": {"description": "GitHub", "mcpServers": {` + servers + `}}}}`,
+			"toolboxes.code.mcpServers.github.permissions.default": `{"toolboxes": {"code": {"description": "GitHub", "mcpServers": {"github": {"command": "x", "permissions": {"default": "${WB_HOOK_TEST_UNSET}"}}}}}}`,
+			"toolboxes.${WB_HOOK_TEST_UNSET}:":                     `{"permissions": {"default": "allow"}, "toolboxes": {"${WB_HOOK_TEST_UNSET}": {"description": "GitHub", "mcpServers": {"github": {"command": "x", "permissions": {"default": "deny"}}}}}}`,
+		} {
+			p := write(host+"-strict.json", cfg)
+			code, stdout, stderr := runCmd(t, allow, "hook", host, "--config", p)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "WB_HOOK_TEST_UNSET") || !strings.Contains(stderr, what) || !strings.Contains(stderr, "blocked") {
+				t.Errorf("%s: a ${VAR} the rules read, unset: exit %d, stdout %q, stderr %q; want 2 naming %s", host, code, stdout, stderr, what)
+			}
+		}
+	}
+}

@@ -351,23 +351,43 @@ func LoadWith(path string, lookup LookupFunc) (*Config, error) {
 // shell's. Such a variable stands for its own name in the values; the
 // configuration is for reading, not for running.
 func LoadUnsetAsWarnings(path string, lookup LookupFunc) (*Config, error) {
-	cfg, _, err := readAndLoad(path, lookup, true)
+	cfg, _, err := readAndLoad(path, lookup, unsetWarns)
 	return cfg, err
 }
+
+// LoadRules is [LoadWith] for a reader of the permission rules only (the
+// hosts' pre-tool hooks, which run in the host's environment, not in the
+// one the host gives the workbench): a ${VAR} that lookup does not know is
+// a placeholder, as for [LoadUnsetAsWarnings], where the rules do not
+// look (a server's env, headers, args, command, url), and an error where
+// they do: a toolbox's or server's name, or a "permissions" object.
+func LoadRules(path string, lookup LookupFunc) (*Config, error) {
+	cfg, _, err := readAndLoad(path, lookup, unsetWarnsOutsideRules)
+	return cfg, err
+}
+
+// unsetMode says what an unset ${VAR} is to a load.
+type unsetMode int
+
+const (
+	unsetFails             unsetMode = iota // an error (the workbench's own load)
+	unsetWarns                              // a warning, the name a placeholder
+	unsetWarnsOutsideRules                  // unsetWarns but in names and rules ([LoadRules])
+)
 
 // ParseUnsetAsWarnings is [LoadUnsetAsWarnings] for a configuration not
 // yet in a file: the one import is about to write.
 func ParseUnsetAsWarnings(data []byte, lookup LookupFunc) (*Config, error) {
-	return parse(data, lookup, "", true)
+	return parse(data, lookup, "", unsetWarns)
 }
 
 // loadFile is [LoadWith], also returning the bytes read (nil if the file
 // could not be read), so that a watcher can tell an unchanged file.
 func loadFile(path string, lookup LookupFunc) (*Config, []byte, error) {
-	return readAndLoad(path, lookup, false)
+	return readAndLoad(path, lookup, unsetFails)
 }
 
-func readAndLoad(path string, lookup LookupFunc, unsetWarns bool) (*Config, []byte, error) {
+func readAndLoad(path string, lookup LookupFunc, unset unsetMode) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -376,12 +396,12 @@ func readAndLoad(path string, lookup LookupFunc, unsetWarns bool) (*Config, []by
 		}
 		return nil, nil, fmt.Errorf("reading configuration: %w", err)
 	}
-	cfg, err := loadData(path, data, lookup, unsetWarns)
+	cfg, err := loadData(path, data, lookup, unset)
 	return cfg, data, err
 }
 
-func loadData(path string, data []byte, lookup LookupFunc, unsetWarns bool) (*Config, error) {
-	cfg, err := parse(data, lookup, path, unsetWarns)
+func loadData(path string, data []byte, lookup LookupFunc, unset unsetMode) (*Config, error) {
+	cfg, err := parse(data, lookup, path, unset)
 	if err != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -407,12 +427,12 @@ func loadData(path string, data []byte, lookup LookupFunc, unsetWarns bool) (*Co
 
 // Parse decodes, expands and validates a configuration document.
 func Parse(data []byte, lookup LookupFunc) (*Config, error) {
-	return parse(data, lookup, "", false)
+	return parse(data, lookup, "", unsetFails)
 }
 
 // parse is [Parse] of the document read from file ("" if unknown), which
 // messages name.
-func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Config, error) {
+func parse(data []byte, lookup LookupFunc, file string, unset unsetMode) (*Config, error) {
 	root, problems, err := decodeTree(data)
 	if errors.Is(err, ErrEmpty) {
 		return nil, fmt.Errorf("%w; it must hold a JSON object with \"toolboxes\"", err)
@@ -433,7 +453,7 @@ func parse(data []byte, lookup LookupFunc, file string, unsetWarns bool) (*Confi
 	if err != nil {
 		return nil, fmt.Errorf("the built-in configuration schema is broken: %w", err)
 	}
-	v := &validator{lookup: lookup, problems: problems, unsetWarns: unsetWarns}
+	v := &validator{lookup: lookup, problems: problems, unsetWarns: unset != unsetFails, rulesStrict: unset == unsetWarnsOutsideRules}
 	root = v.expand(root, "", "")
 	v.expanded = true
 	if root.kind != kObject {

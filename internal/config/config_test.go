@@ -529,7 +529,7 @@ func TestKeyNamesShownAsWritten(t *testing.T) {
 
 	// Warnings too: an unknown key, and an unset variable read as a warning.
 	cfg, err := parse([]byte(`{"toolboxes": {"${WB_TB}": {"description": "d", "mcpServers": {
-		"${WB_SV}": {"command": "x", "env": {"${WB_K}": "${WB_UNSET}"}, "color": "red"}}}}}`), vars, "", true)
+		"${WB_SV}": {"command": "x", "env": {"${WB_K}": "${WB_UNSET}"}, "color": "red"}}}}}`), vars, "", unsetWarns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,11 @@ type validator struct {
 	// unsetWarns makes a ${VAR} that lookup does not know a warning, not a
 	// problem (see [LoadUnsetAsWarnings]).
 	unsetWarns bool
+	// rulesStrict keeps an unset ${VAR} an error, with unsetWarns, in
+	// what the permission rules read: names and "permissions" ([LoadRules]).
+	// at is the path (keys as written) of the value being expanded.
+	rulesStrict bool
+	at          []string
 	// unsetAt holds the paths whose value named an unset variable (with
 	// unsetWarns): the value there is a placeholder, not to be judged.
 	unsetAt   map[string]bool
@@ -64,7 +69,7 @@ func (v *validator) shownPath(path string) string {
 // variable is a warning, and stands for its own name in the value: a
 // placeholder that any string, command or host name takes.
 func (v *validator) expandAt(s, p string) (string, error) {
-	if !v.unsetWarns {
+	if !v.unsetWarns || v.rulesStrict && rulesRead(v.at) {
 		return expandVars(s, v.lookup)
 	}
 	return expand(s, v.lookup, func(name string) string {
@@ -75,6 +80,21 @@ func (v *validator) expandAt(s, p string) (string, error) {
 		v.unsetAt[p] = true
 		return name
 	})
+}
+
+// rulesRead reports whether the permission rules read the value (or key)
+// at path: a toolbox's or server's name, or anything in a "permissions"
+// object.
+func rulesRead(path []string) bool {
+	switch {
+	case len(path) > 0 && path[0] == "permissions":
+		return true
+	case len(path) < 2 || path[0] != "toolboxes":
+		return false
+	case len(path) == 2, path[2] == "permissions":
+		return true
+	}
+	return path[2] == "mcpServers" && (len(path) == 4 || len(path) > 4 && path[4] == "permissions")
 }
 
 // UnsetVarWarning is the warning for a ${VAR} without a default that is
@@ -149,6 +169,7 @@ func (v *validator) expand(n *node, p, expandedPath string) *node {
 		seen := map[string]bool{}
 		for i, rawKey := range n.keys {
 			keyPath := JoinPath(p, rawKey)
+			v.at = append(v.at, rawKey)
 			key, err := v.expandAt(rawKey, keyPath)
 			if err != nil {
 				v.problem(keyPath, "in the key: %v", err)
@@ -156,6 +177,7 @@ func (v *validator) expand(n *node, p, expandedPath string) *node {
 			}
 			if seen[key] {
 				v.problem(keyPath, "duplicate key after expanding variables")
+				v.at = v.at[:len(v.at)-1]
 				continue
 			}
 			seen[key] = true
@@ -165,6 +187,7 @@ func (v *validator) expand(n *node, p, expandedPath string) *node {
 			}
 			out.keys = append(out.keys, key)
 			out.vals = append(out.vals, v.expand(n.vals[i], keyPath, childPath))
+			v.at = v.at[:len(v.at)-1]
 		}
 		return out
 	}
