@@ -253,3 +253,74 @@ func TestInstallRemoveMoved(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallAnotherConfigKeepsUsersKeys: install run again with another
+// --config writes the new args (and command) and keeps what the user
+// added to the entry: Codex's approval mode, timeout and env table,
+// Claude Code's env, Cline's autoApprove, comments.
+func TestInstallAnotherConfigKeepsUsersKeys(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ host, file, text string }{
+		{"codex", "config.toml", "model = \"o3\"\n\n[mcp_servers.workbench]\ncommand = \"/old/mcp-workbench\"\n# my timeout\ntool_timeout_sec = 120\nargs = [\"--config\", \"OLD\"]\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.workbench.env]\nGH_TOKEN = \"tok\"\n\n# another\n[mcp_servers.x]\ncommand = \"x\"\n"},
+		{"claude-code", ".claude.json", "{\n  \"mcpServers\": {\n    \"workbench\": {\n      \"type\": \"stdio\",\n      \"command\": \"/old/mcp-workbench\",\n      \"args\": [\"--config\", \"OLD\"],\n      \"env\": {\"GH_TOKEN\": \"tok\"},\n      \"alwaysLoad\": false\n    }\n  }\n}\n"},
+		{"cline", "cline_mcp_settings.json", "{\n  \"mcpServers\": {\n    \"workbench\": {\n      // mine\n      \"command\": \"/old/mcp-workbench\",\n      \"args\": [\"--config\", \"OLD\"],\n      \"autoApprove\": [\"open_toolbox\"],\n      \"env\": {\"GH_TOKEN\": \"tok\"}\n    }\n  }\n}\n"},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, tc.file)
+			if err := os.WriteFile(file, []byte(tc.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(dir, "new.json")
+			code, stdout, stderr := runCmd(t, "", "install", tc.host, "--file", file, "--config", cfg)
+			if code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			after, _ := os.ReadFile(file)
+			got := string(after)
+			if strings.Contains(got, "OLD") || strings.Contains(got, "/old/") || !strings.Contains(got, cfg) || !strings.Contains(got, exe) {
+				t.Errorf("the entry still starts the old workbench, or not the new one:\n%s", got)
+			}
+			// Every line the user wrote but command and args is there, in order.
+			var mine []string
+			for _, l := range strings.Split(tc.text, "\n") {
+				if !strings.Contains(l, "OLD") && !strings.Contains(l, "/old/") {
+					mine = append(mine, strings.TrimSuffix(l, ","))
+				}
+			}
+			if line, ok := keptInOrder([]byte(strings.Join(mine, "\n")), []byte(strings.ReplaceAll(got, ",\n", "\n"))); !ok {
+				t.Errorf("the user's line %q is lost or moved:\n%s", line, got)
+			}
+			if code, stdout, _ := runCmd(t, "", "install", tc.host, "--file", file, "--config", cfg); code != 0 || !strings.Contains(stdout, "nothing changed") {
+				t.Errorf("second run: exit %d, %s", code, stdout)
+			}
+		})
+	}
+}
+
+// TestInstallCodexBOM: a config.toml that starts with a byte order mark
+// (Codex and import read it) takes the entry and the hook, the mark kept,
+// and --remove-moved comments out a table on its first line after it.
+func TestInstallCodexBOM(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	orig := "\ufeff[mcp_servers.memory]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-memory\"]\n"
+	if err := os.WriteFile(file, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "wb.json")
+	if err := os.WriteFile(cfg, []byte(`{"toolboxes": {"mem": {"description": "memory", "mcpServers": {"memory": {"command": "npx"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "", "install", "codex", "--file", file, "--config", cfg, "--remove-moved")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	after, _ := os.ReadFile(file)
+	if !strings.HasPrefix(string(after), "\ufeff# [mcp_servers.memory]\n") || !strings.Contains(string(after), "\n[mcp_servers.workbench]\n") || !strings.Contains(string(after), "[[hooks.PreToolUse]]") {
+		t.Errorf("after install:\n%q", after)
+	}
+}

@@ -10,19 +10,25 @@ var testEntry = Entry{{Key: "command", Value: "/usr/bin/mcp-workbench"}, {Key: "
 
 // TestSetTOMLTable checks the one-table edit of Codex's file: comments
 // and other tables byte for byte, a [header]-like line inside a
-// multi-line string left alone, an existing table replaced with its
-// sub-tables but not the comment that follows it.
+// multi-line string left alone, an existing table keeping what the user
+// added (sub-tables, keys, comments, a multi-line value) with only
+// command and args written again.
 func TestSetTOMLTable(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"new file", "", "[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
 		{"no final newline", "model = \"o3\" # mine", "model = \"o3\" # mine\n\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
-		{"replaced with its sub-tables",
-			"# top\n[mcp_servers.workbench]\ncommand = \"old\" # old one\n\n[mcp_servers.workbench.env]\nA = \"1\"\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n",
-			"# top\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n"},
+		{"the user's keys and sub-tables kept",
+			"# top\n[mcp_servers.workbench]\ncommand = \"old\" # old one\n# mine\ntool_timeout_sec = 120\n\n[mcp_servers.workbench.env]\nA = \"1\"\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n",
+			"# top\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\n# mine\ntool_timeout_sec = 120\nargs = [\"--config\", \"/c.json\"]\n\n[mcp_servers.workbench.env]\nA = \"1\"\n\n# the next one\n[mcp_servers.x]\ncommand = \"x\"\n"},
+		{"another configuration: args on several lines replaced",
+			"[mcp_servers.workbench]\nargs = [\n  \"--config\", # old\n  \"/old.json\",\n]\ncommand = \"/usr/bin/mcp-workbench\"\ndefault_tools_approval_mode = \"approve\"\nenv = { T = \"x\" }\n",
+			"[mcp_servers.workbench]\nargs = [\"--config\", \"/c.json\"]\ncommand = \"/usr/bin/mcp-workbench\"\ndefault_tools_approval_mode = \"approve\"\nenv = { T = \"x\" }\n"},
+		{"a byte order mark", "\ufeff[mcp_servers.a]\ncommand = \"a\"\n",
+			"\ufeff[mcp_servers.a]\ncommand = \"a\"\n\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
 		{"a header inside a multi-line string",
 			"notes = \"\"\"\n[mcp_servers.workbench]\n\"\"\"\n",
 			"notes = \"\"\"\n[mcp_servers.workbench]\n\"\"\"\n\n[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
-		{"quoted header", "[mcp_servers.\"workbench\"]\ncommand = \"old\"\n", "[mcp_servers.workbench]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
+		{"quoted header", "[mcp_servers.\"workbench\"]\ncommand = \"old\"\n", "[mcp_servers.\"workbench\"]\ncommand = \"/usr/bin/mcp-workbench\"\nargs = [\"--config\", \"/c.json\"]\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, changed, err := SetTOMLTable([]byte(tc.in), []string{"mcp_servers", "workbench"}, testEntry)
@@ -48,8 +54,10 @@ func TestSetJSONMember(t *testing.T) {
 			"{\n    \"theme\": \"dark\",\n    \"mcpServers\": {\n        \"workbench\": {\n            \"command\": \"/usr/bin/mcp-workbench\",\n            \"args\": [\"--config\", \"/c.json\"]\n        }\n    }\n}\n"},
 		{"empty servers object", "\xef\xbb\xbf{\"mcpServers\": {}}",
 			"\xef\xbb\xbf{\"mcpServers\": {\n  \"workbench\": {\n    \"command\": \"/usr/bin/mcp-workbench\",\n    \"args\": [\"--config\", \"/c.json\"]\n  }\n}}"},
-		{"replaced, user's keys dropped", "{\"mcpServers\": {\"workbench\": {\"command\": \"old\"}, \"b\": {\"url\": \"http://x\"}}}",
-			"{\"mcpServers\": {\"workbench\": {\n  \"command\": \"/usr/bin/mcp-workbench\",\n  \"args\": [\"--config\", \"/c.json\"]\n}, \"b\": {\"url\": \"http://x\"}}}"},
+		{"command and args written again, the user's keys kept", "{\"mcpServers\": {\"workbench\": {\"command\": \"old\", \"env\": {\"T\": \"x\"}}, \"b\": {\"url\": \"http://x\"}}}",
+			"{\"mcpServers\": {\"workbench\": {\"command\": \"/usr/bin/mcp-workbench\", \"env\": {\"T\": \"x\"},\n  \"args\": [\"--config\", \"/c.json\"]}, \"b\": {\"url\": \"http://x\"}}}"},
+		{"another configuration", "{\n  \"mcpServers\": {\n    \"workbench\": {\n      // mine\n      \"autoApprove\": [\"open_toolbox\"],\n      \"args\": [\"--config\", \"/old.json\"],\n      \"command\": \"/usr/bin/mcp-workbench\"\n    }\n  }\n}\n",
+			"{\n  \"mcpServers\": {\n    \"workbench\": {\n      // mine\n      \"autoApprove\": [\"open_toolbox\"],\n      \"args\": [\"--config\", \"/c.json\"],\n      \"command\": \"/usr/bin/mcp-workbench\"\n    }\n  }\n}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, changed, err := SetJSONMember([]byte(tc.in), []string{"mcpServers"}, "workbench", testEntry)

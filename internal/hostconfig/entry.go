@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
@@ -227,4 +228,25 @@ func plainValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// installOwns are the keys of a host's entry that install owns: written
+// again on every run (another --config changes args). The entry's other
+// keys (alwaysLoad, tools, enabled, …) are written only where the entry
+// lacks them: the value the user gave one is kept, as is every key the
+// user added (env, a timeout, autoApprove, …).
+var installOwns = map[string]bool{"type": true, "command": true, "args": true}
+
+// updates returns the fields of e to write into the entry a file already
+// holds, have: install's own keys whose value differs, and the keys have
+// lacks. want is e as the file's decoder gives it back.
+func (e Entry) updates(have, want map[string]any) Entry {
+	var set Entry
+	for _, f := range e {
+		v, ok := have[f.Key]
+		if !ok || installOwns[f.Key] && !reflect.DeepEqual(v, want[f.Key]) {
+			set = append(set, f)
+		}
+	}
+	return set
 }

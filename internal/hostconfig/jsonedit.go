@@ -212,15 +212,37 @@ var ErrUnparsable = errors.New("cannot be read")
 
 // SetJSONMember returns data with the member name of the object at
 // container (keys from the root) set to entry, or data itself and false
-// when it already holds entry (every key of entry with its value; keys the
-// user added are kept). Everything else in data stays byte for byte:
-// comments, order, formatting. Missing objects on the way are made.
-// An empty data is a new file.
+// when it already holds entry. An entry that is there keeps what the user
+// added: only install's own keys (type, command, args) are written again,
+// and the entry's others only where it lacks them ([Entry.updates]).
+// Everything else in data stays byte for byte: comments, order,
+// formatting. Missing objects on the way are made. An empty data is a new
+// file.
 func SetJSONMember(data []byte, container []string, name string, entry Entry) ([]byte, bool, error) {
-	return setJSONMember(data, container, name, entry, func(cur any) bool {
-		have, ok := cur.(map[string]any)
-		return ok && holds(have, entry.plain())
-	})
+	never := func(any) bool { return false }
+	if len(bytes.TrimSpace(data)) == 0 {
+		return setJSONMember(data, container, name, entry, never)
+	}
+	doc, err := decodeJSON(blankJSONC(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))))
+	if err != nil {
+		return nil, false, err
+	}
+	path := append(append([]string{}, container...), name)
+	have, ok := valueAt(doc, path).(map[string]any)
+	if !ok {
+		return setJSONMember(data, container, name, entry, never)
+	}
+	set := entry.updates(have, entry.plain())
+	if len(set) == 0 {
+		return data, false, nil
+	}
+	out := data
+	for _, f := range set {
+		if out, _, err = setJSONMember(out, path, f.Key, f.Value, never); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, true, nil
 }
 
 // setJSONMember is [SetJSONMember] of any value writeJSON writes; present

@@ -113,6 +113,9 @@ func CommentOutTOMLTables(data []byte, prefix []string, names []string) ([]byte,
 				removed = append(removed, l.header[len(prefix)])
 			}
 		}
+		if l.start == 0 && bytes.HasPrefix(text, []byte("\ufeff")) {
+			out, text = append(out, text[:3]...), text[3:] // a byte order mark stays first
+		}
 		if in && len(bytes.TrimSpace(text)) > 0 && !strings.HasPrefix(strings.TrimSpace(string(text)), "#") {
 			out = append(out, "# "...)
 		}

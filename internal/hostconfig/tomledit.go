@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -47,6 +48,9 @@ func tomlLines(data []byte) []tomlLine {
 			end += start + 1
 		}
 		text := string(data[start:end])
+		if start == 0 {
+			text = strings.TrimPrefix(text, "\ufeff") // a byte order mark
+		}
 		l := tomlLine{start: start, end: end}
 		if inMulti == "" {
 			if t := strings.TrimSpace(text); strings.HasPrefix(t, "[") {
@@ -140,20 +144,28 @@ func hasPrefix(keys, prefix []string) bool {
 
 // SetTOMLTable returns data with the table at path (["mcp_servers",
 // "workbench"]) set to entry, or data itself and false when it already
-// holds entry (every key of entry with its value). The table is edited as
-// text: every other line of the file, comments included, stays byte for
-// byte. A table that is there is replaced whole, with its sub-tables
-// ([mcp_servers.workbench.env]) and without the comments that follow it
-// (they belong to what comes next); a new one goes at the end.
+// holds entry. The table is edited as text: every other line of the file,
+// comments included, stays byte for byte. A table that is there keeps
+// what the user added (its sub-tables such as [mcp_servers.workbench.env],
+// a tool_timeout_sec, comments): only install's own keys are written
+// again, each on its lines, and the entry's others only where the table
+// lacks them ([Entry.updates]), after its last key. A new table goes at
+// the end.
 func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error) {
 	before, _, err := decodeTOML(data)
 	if err != nil {
 		return nil, false, err
 	}
 	have, there := lookupTOML(before, path)
-	if m, ok := have.(map[string]any); ok && holds(m, tomlPlain(entry)) {
-		return data, false, nil
+	want := tomlPlain(entry)
+	haveTable, isTable := have.(map[string]any)
+	var set Entry
+	if isTable {
+		if set = entry.updates(haveTable, want); len(set) == 0 {
+			return data, false, nil
+		}
 	}
+	bom := bytes.HasPrefix(data, []byte("\xef\xbb\xbf"))
 	text := crlf(data, entry.TOMLTable(path...))
 	var out []byte
 	lines := tomlLines(data)
@@ -177,8 +189,10 @@ func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error)
 		if len(out) > 0 && out[len(out)-1] != '\n' {
 			out = append(out, crlf(data, "\n")...)
 		}
-		if len(bytes.TrimSpace(out)) > 0 {
+		if len(bytes.TrimSpace(bytes.TrimPrefix(out, []byte("\xef\xbb\xbf")))) > 0 {
 			out = append(out, crlf(data, "\n")...)
+		} else if bom {
+			out = out[:3]
 		}
 		out = append(out, text...)
 	} else {
@@ -189,25 +203,25 @@ func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error)
 				break
 			}
 		}
-		if first < 0 {
+		if first < 0 || !isTable {
 			return nil, false, fmt.Errorf("%s is not written as a [%s] table (a dotted key or an inline table): edit it by hand, or remove it and install again", strings.Join(path, "."), strings.Join(path, "."))
 		}
-		last := first + 1
-		for last < len(lines) && (lines[last].header == nil || hasPrefix(lines[last].header, path)) {
-			last++
+		if out, err = setTOMLKeys(data, lines, first, set); err != nil {
+			return nil, false, err
 		}
-		// Comments and blank lines at the end belong to what follows.
-		for last-1 > first {
-			t := strings.TrimSpace(string(data[lines[last-1].start:lines[last-1].end]))
-			if t != "" && !strings.HasPrefix(t, "#") {
-				break
-			}
-			last--
+	}
+	if there {
+		// Only the keys set may have changed.
+		expect := deepCopy(any(before)).(map[string]any)
+		t, _ := lookupTOML(expect, path)
+		for _, f := range set {
+			t.(map[string]any)[f.Key] = want[f.Key]
 		}
-		from, to := lines[first].start, lines[last-1].end
-		out = append(out, data[:from]...)
-		out = append(out, text...)
-		out = append(out, data[to:]...)
+		after, _, err := decodeTOML(out)
+		if err != nil || !reflect.DeepEqual(any(after), any(expect)) {
+			return nil, false, fmt.Errorf("editing the [%s] table would change more than the workbench's keys: nothing written", strings.Join(path, "."))
+		}
+		return out, true, nil
 	}
 	after, _, err := decodeTOML(out)
 	if err != nil {
@@ -221,6 +235,76 @@ func SetTOMLTable(data []byte, path []string, entry Entry) ([]byte, bool, error)
 		return nil, false, errors.New("editing the file would change more than the workbench's entry: nothing written")
 	}
 	return out, true, nil
+}
+
+// setTOMLKeys returns data with the keys of set written into the table
+// whose header is lines[first]: a key there is replaced, its lines whole
+// (a value may span several); a key not there goes after the table's
+// last key, before the comments and blank lines that end it.
+func setTOMLKeys(data []byte, lines []tomlLine, first int, set Entry) ([]byte, error) {
+	end := first + 1
+	for end < len(lines) && lines[end].header == nil {
+		end++
+	}
+	type span struct {
+		key        string
+		start, end int // offsets
+	}
+	var keys []span
+	for i := first + 1; i < end; {
+		// A key's lines are the fewest from i that decode as one key.
+		j := i
+		var kv map[string]any
+		for ; j < end; j++ {
+			kv = nil
+			if _, err := toml.Decode(string(data[lines[i].start:lines[j].end]), &kv); err == nil {
+				break
+			}
+		}
+		if j == end || len(kv) != 1 {
+			i++ // a comment, a blank line
+			continue
+		}
+		for k := range kv {
+			keys = append(keys, span{k, lines[i].start, lines[j].end})
+		}
+		i = j + 1
+	}
+	insertAt := lines[first].end
+	if len(keys) > 0 {
+		insertAt = keys[len(keys)-1].end
+	}
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	for _, f := range set {
+		line := crlf(data, tomlKey(f.Key)+" = "+tomlValue(f.Value)+"\n")
+		found := false
+		for _, k := range keys {
+			if k.key == f.Key {
+				edits = append(edits, edit{k.start, k.end, line})
+				found = true
+				break
+			}
+		}
+		if !found {
+			edits = append(edits, edit{insertAt, insertAt, line})
+		}
+	}
+	sort.SliceStable(edits, func(a, b int) bool { return edits[a].from < edits[b].from })
+	var out []byte
+	at := 0
+	for _, e := range edits {
+		out = append(out, data[at:e.from]...)
+		if e.from > 0 && e.from == len(data) && data[e.from-1] != '\n' {
+			out = append(out, crlf(data, "\n")...)
+		}
+		out = append(out, e.text...)
+		at = e.to
+	}
+	return append(out, data[at:]...), nil
 }
 
 func lookupTOML(m map[string]any, path []string) (any, bool) {
