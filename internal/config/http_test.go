@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,8 +19,14 @@ const httpToolboxes = `"toolboxes": {"dev": {"description": "Development tools",
 func TestHTTPBlock(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "workbench.json")
+	// An absolute path as the system writes one (a drive letter on Windows).
+	absKey, err := filepath.Abs(filepath.FromSlash("/abs/key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyJSON, _ := json.Marshal(absKey)
 	doc := `{"http": {"listen": "0.0.0.0:9000", "publicUrl": "https://wb.example.com/mcp",
-		"tls": {"certFile": "cert.pem", "keyFile": "/abs/key.pem"},
+		"tls": {"certFile": "cert.pem", "keyFile": ` + string(keyJSON) + `},
 		"auth": {"tokens": "tokens.json", "oauth": {"issuer": "https://idp.example.com", "scopes": ["mcp"]}},
 		"stateKey": "${STATE_KEY}", "limits": {"maxSessions": 5, "sessionIdleMs": 60000, "callsPerSecond": 2.5, "maxConnections": 64, "readTimeoutMs": 500}, "logFormat": "json"},
 		` + httpToolboxes + `}`
@@ -35,7 +42,7 @@ func TestHTTPBlock(t *testing.T) {
 	if h.Listen != "0.0.0.0:9000" || h.PublicURL != "https://wb.example.com/mcp" || !h.JSONLogs || h.StateKey != key {
 		t.Errorf("http: %+v", h)
 	}
-	if h.CertFile != filepath.Join(dir, "cert.pem") || h.KeyFile != "/abs/key.pem" || h.Tokens != filepath.Join(dir, "tokens.json") {
+	if h.CertFile != filepath.Join(dir, "cert.pem") || h.KeyFile != absKey || h.Tokens != filepath.Join(dir, "tokens.json") {
 		t.Errorf("files: cert %q key %q tokens %q; want relative ones in the configuration's folder", h.CertFile, h.KeyFile, h.Tokens)
 	}
 	if h.OAuth == nil || h.OAuth.Issuer != "https://idp.example.com" || !slices.Equal(h.OAuth.Scopes, []string{"mcp"}) || !h.HasAuth() {
