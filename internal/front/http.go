@@ -735,40 +735,37 @@ func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
 }
 
 // newSession serves a request that starts a session: its workbench lives
-// as long as the session the SDK made, if it made one. A user at their
-// "maxSessionsPerUser" gives up their least recently used session that
-// has no request or stream in progress (a host that went without
-// DELETE); if every one is busy, the new one is refused.
+// as long as the session the SDK made, if it made one. Two rules make
+// room (roomLocked): a user at their "maxSessionsPerUser" gives up their
+// least recently used session that has no request or stream in progress
+// (a host that went without DELETE); at "maxSessions", the user who
+// holds the most sessions gives one up to a user who holds fewer. With
+// no room, the new one is refused.
 func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUser, c Caller) {
 	f.mu.Lock()
-	full := f.sessions >= f.limits.MaxSessions
-	var victim *slot
-	userFull := false
-	if !full && u.sessions >= f.limits.MaxSessionsPerUser {
-		for _, s := range f.slots {
-			if s.u == u && s.active == 0 && !s.ended && (victim == nil || s.seen.Before(victim.seen)) {
-				victim = s
-			}
-		}
-		userFull = victim == nil
-	}
+	victim, refusal := f.roomLocked(u)
 	s := &slot{u: u, groups: slices.Clone(c.Groups), valid: c.Valid, seen: time.Now()}
-	if !full && !userFull {
+	if refusal == "" {
+		if victim != nil {
+			// Counted out now, under the lock, so that two new sessions
+			// never make room with the same one.
+			f.endLocked(victim)
+		}
 		f.sessions++
 		u.sessions++
 	}
 	f.mu.Unlock()
-	switch {
-	case full:
+	if refusal != "" {
 		w.Header().Set("Retry-After", "30")
-		jsonError(w, http.StatusServiceUnavailable, fmt.Sprintf("the workbench has %d sessions open, its \"http.limits.maxSessions\"; retry later", f.limits.MaxSessions))
+		jsonError(w, http.StatusServiceUnavailable, refusal)
 		return
-	case userFull:
-		w.Header().Set("Retry-After", "30")
-		jsonError(w, http.StatusServiceUnavailable, fmt.Sprintf("you have %d sessions open, each with a request in progress: the workbench's \"http.limits.maxSessionsPerUser\"; end one (DELETE) or retry later", f.limits.MaxSessionsPerUser))
-		return
-	case victim != nil:
-		f.log.Debug("a user's session ends to make room for their new one (http.limits.maxSessionsPerUser)", "idle", time.Since(victim.seen).Round(time.Second))
+	}
+	if victim != nil {
+		if victim.u == u {
+			f.log.Debug("a user's session ends to make room for their new one", "idle", time.Since(victim.seen).Round(time.Second))
+		} else {
+			f.log.Info("the workbench is at its \"http.limits.maxSessions\": the session of the user holding the most ends to make room for another user's", "idle", time.Since(victim.seen).Round(time.Second))
+		}
 		f.closeSession(victim)
 	}
 	f.stateful.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
@@ -793,6 +790,78 @@ func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUs
 		f.metrics.sessions.Dec()
 		f.endSession(s)
 	}()
+}
+
+// roomLocked decides whether user u may open a new session, and which
+// session, if any, ends to make room for it; refusal, if not empty, is
+// why not. f.mu is held.
+//
+// At maxSessionsPerUser, u's own least recently used session with no
+// request or stream in progress makes room. At maxSessions, a session of
+// the user who holds the most makes room when that user holds at least
+// two more than u (after the move they still hold as many as u): one
+// user's sessions, however many the limits allow them, never keep
+// another user out, and two users never take sessions from each other
+// back and forth. The session given up is, of that user's, the least
+// recently used with no request in progress, preferring one without an
+// event stream; u's own idle one when u holds the most. A session with a
+// request in progress never ends to make room: if every candidate has
+// one, the new session is refused.
+func (f *httpFront) roomLocked(u *httpUser) (victim *slot, refusal string) {
+	l := f.limits
+	if u.sessions >= l.MaxSessionsPerUser {
+		victim = f.lruLocked(func(s *slot) bool { return s.u == u && s.active == 0 })
+		if victim == nil {
+			return nil, fmt.Sprintf("you have %d sessions open, each with a request in progress: the workbench's \"http.limits.maxSessionsPerUser\"; end one (DELETE) or retry later", l.MaxSessionsPerUser)
+		}
+		return victim, "" // one of u's own for u's new one: the count stays
+	}
+	if f.sessions < l.MaxSessions {
+		return nil, ""
+	}
+	most := 0
+	for _, s := range f.slots {
+		if !s.ended && s.u != u && s.u.sessions >= u.sessions+2 && s.active == s.streams {
+			most = max(most, s.u.sessions)
+		}
+	}
+	if most > 0 {
+		victim = f.lruLocked(func(s *slot) bool {
+			return s.u != u && s.u.sessions == most && s.active == s.streams
+		})
+	}
+	if victim == nil && u.sessions > 0 {
+		// Nobody holds two more than u: u holds the most, or as many as
+		// anyone. u's own idle session may make room for u's new one.
+		victim = f.lruLocked(func(s *slot) bool { return s.u == u && s.active == 0 })
+	}
+	if victim == nil {
+		return nil, fmt.Sprintf("the workbench has %d sessions open, its \"http.limits.maxSessions\", and no user holds more than their share; retry later", l.MaxSessions)
+	}
+	return victim, ""
+}
+
+// lruLocked returns the session that ok accepts which was used least
+// recently, one without an event stream before one with; nil if none.
+// f.mu is held.
+func (f *httpFront) lruLocked(ok func(*slot) bool) *slot {
+	var best *slot
+	for _, s := range f.slots {
+		if s.ended || !ok(s) {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = s
+		case (s.streams == 0) != (best.streams == 0):
+			if s.streams == 0 {
+				best = s
+			}
+		case s.seen.Before(best.seen):
+			best = s
+		}
+	}
+	return best
 }
 
 // enterSession notes a request of session sid by c (isStream: an event
@@ -891,8 +960,17 @@ func (f *httpFront) closeSession(s *slot) {
 // endSession closes a session's workbench; once.
 func (f *httpFront) endSession(s *slot) {
 	f.mu.Lock()
+	f.endLocked(s)
+	f.mu.Unlock()
+	if s.wb != nil {
+		s.wb.Close() // idempotent: a session ended by endLocked alone comes here too
+	}
+}
+
+// endLocked counts a session out, once: it no longer holds a place of
+// maxSessions or of its user's. f.mu is held.
+func (f *httpFront) endLocked(s *slot) {
 	if s.ended {
-		f.mu.Unlock()
 		return
 	}
 	s.ended = true
@@ -903,10 +981,6 @@ func (f *httpFront) endSession(s *slot) {
 	}
 	if s.wb != nil {
 		delete(s.u.wbs, s.wb)
-	}
-	f.mu.Unlock()
-	if s.wb != nil {
-		s.wb.Close()
 	}
 }
 

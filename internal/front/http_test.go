@@ -338,16 +338,19 @@ func TestHTTPRefusesBadRequests(t *testing.T) {
 			}
 		}
 	}
-	// An allowed origin passes; the one session allowed is taken, and a
-	// second is refused with a time to retry.
+	// An allowed origin passes; the one session allowed is taken, and,
+	// while it holds its event stream (its host is there), a second is
+	// refused with a time to retry.
 	code, _, hdr := do(t, http.MethodPost, e.url, mcpHeaders("Origin", "https://app.example.com"), initBody)
 	if code != http.StatusOK || hdr.Get("Mcp-Session-Id") == "" {
 		t.Fatalf("initialize from an allowed origin: %d", code)
 	}
+	stream := openStream(t, e.url, mcpHeaders("Mcp-Session-Id", hdr.Get("Mcp-Session-Id"), "MCP-Protocol-Version", "2025-11-25"))
 	code, body, hdr := do(t, http.MethodPost, e.url, mcpHeaders(), initBody)
 	if code != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" || !strings.Contains(body, "maxSessions") {
 		t.Errorf("a session past maxSessions: %d %s (Retry-After %q)", code, body, hdr.Get("Retry-After"))
 	}
+	stream()
 	// Still serving everyone else: a stateless request.
 	cs := connect(t, e.url, "2026-07-28", nil, nil)
 	if got, isErr := callTool(t, cs, "use_tool", useArgs("dev", "a", "echo", map[string]any{"message": "still here"})); isErr || !strings.Contains(got, "still here") {
