@@ -408,7 +408,7 @@ func (c *Catalog) Delete(key string) error {
 	if !validKey(key) {
 		return errors.New("catalog: not a catalog key")
 	}
-	if err := os.Remove(c.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := userfile.Remove(c.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("catalog: %w", err)
 	}
 	return nil

@@ -150,7 +150,7 @@ func (s *Store) Load(serverURL string) (*Record, error) {
 			return nil, err
 		}
 	}
-	f, err := os.Open(path)
+	f, err := userfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -195,7 +195,7 @@ func (s *Store) Save(rec *Record) error {
 
 // Delete removes the record of serverURL. It reports whether there was one.
 func (s *Store) Delete(serverURL string) (bool, error) {
-	err := os.Remove(s.Path(serverURL))
+	err := userfile.Remove(s.Path(serverURL))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -284,11 +284,15 @@ func (s *Store) saveChallenge(serverURL string, values []string) error {
 	return writeTokenFile(s.challengePath(serverURL), data)
 }
 
+// maxChallengeFile bounds a challenge file read back: far more than the
+// WWW-Authenticate values of any server's 401.
+const maxChallengeFile = 1 << 20
+
 // loadChallenge returns the noted challenge of serverURL, or nil.
 func (s *Store) loadChallenge(serverURL string) (*challenge, error) {
-	data, err := os.ReadFile(s.challengePath(serverURL))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	data, _, err := userfile.Read(s.challengePath(serverURL), maxChallengeFile)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, userfile.ErrTooLarge) {
+		return nil, nil // a longer one is not one this store wrote
 	}
 	if err != nil {
 		return nil, err
@@ -300,4 +304,4 @@ func (s *Store) loadChallenge(serverURL string) (*challenge, error) {
 	return &c, nil
 }
 
-func (s *Store) deleteChallenge(serverURL string) { _ = os.Remove(s.challengePath(serverURL)) }
+func (s *Store) deleteChallenge(serverURL string) { _ = userfile.Remove(s.challengePath(serverURL)) }

@@ -54,7 +54,7 @@ func KeyPath() (string, error) {
 
 // readKey reads the key at path; create makes one when there is none.
 func readKey(path string, create bool) ([]byte, error) {
-	key, err := os.ReadFile(path)
+	key, _, err := userfile.Read(path, 32) // a longer file is not a key: made again
 	if err == nil && len(key) == 32 {
 		return key, nil
 	}

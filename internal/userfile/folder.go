@@ -47,9 +47,11 @@ var ErrTooLarge = errors.New("too large")
 // from the file it opened. A missing file is an error that [errors.Is]
 // [fs.ErrNotExist]; any other error's text says why the file cannot be
 // used, for a log: "too large" ([ErrTooLarge]: longer than limit bytes,
-// not read whole), or "unreadable: " and the cause.
+// not read whole), or "unreadable: " and the cause. The file is opened by
+// [Open]: on Windows, a file another process is replacing is waited for,
+// and this reader does not hold up the next replace.
 func Read(path string, limit int64) ([]byte, fs.FileInfo, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, err
 	}

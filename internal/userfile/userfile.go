@@ -17,7 +17,9 @@ import (
 // WriteAtomic writes data to path: a new file (mode 0600) in path's folder,
 // named by tempPattern (as os.CreateTemp takes it), synced, then renamed
 // over path, and the folder synced so that the rename lasts. A reader sees
-// the old file or the new one, never a part.
+// the old file or the new one, never a part. On Windows the rename waits,
+// for a bounded time, while another process reads or replaces path
+// ([Rename]).
 func WriteAtomic(path, tempPattern string, data []byte) error {
 	return WriteAtomicMode(path, tempPattern, data, 0o600)
 }
@@ -29,7 +31,7 @@ func WriteAtomicMode(path, tempPattern string, data []byte, perm os.FileMode) er
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
