@@ -49,6 +49,7 @@ func (s *Server) startInstallClock(c *conn, runner string, timer *time.Timer) *i
 	}
 	timer.Reset(s.o.installTimeout())
 	s.installing.Store(true)
+	s.changed()
 	if runner == "docker run" || runner == "podman run" {
 		return ic // the pull is the daemon's: the allowance holds throughout
 	}
@@ -66,6 +67,7 @@ func (s *Server) startInstallClock(c *conn, runner string, timer *time.Timer) *i
 					ic.done = true
 					timer.Reset(s.cfg.ConnectionTimeout)
 					s.installing.Store(false)
+					s.changed()
 					s.log.Debug("installed; connectionTimeoutMs counts from now", "runner", runner)
 				}
 				ic.mu.Unlock()

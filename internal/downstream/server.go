@@ -77,6 +77,12 @@ type Options struct {
 	// server withholds, or serves changed, other tools than the list
 	// before it (after notifications/tools/list_changed or a refresh).
 	PinsChanged func(s *Server)
+	// Changed, if set, is called when a server's [State] may have
+	// changed (a start begins, installs, ends; a connection ends; a
+	// close), sometimes under the server's lock: it must return at once
+	// and not call back into the server (the web UI's state file pokes
+	// a debounced writer with it).
+	Changed func()
 
 	// queueLimit bounds the bytes waiting to be written to one stdio
 	// server; 0: defaultMaxQueued. Tests set it lower.
@@ -288,6 +294,13 @@ func NewServer(toolbox string, cfg *config.Server, o *Options) *Server {
 	}
 }
 
+// changed tells [Options.Changed] that the server's state may have changed.
+func (s *Server) changed() {
+	if f := s.o.Changed; f != nil {
+		f()
+	}
+}
+
 // Config returns the server's configuration.
 func (s *Server) Config() *config.Server { return s.cfg }
 
@@ -433,6 +446,7 @@ func (s *Server) startDialLocked() *dial {
 		d = &dial{started: time.Now(), done: make(chan struct{})}
 		s.dialing = d
 		go s.runDial(d)
+		s.changed()
 	}
 	return d
 }
@@ -499,6 +513,7 @@ func (s *Server) runDial(d *dial) {
 	}
 	s.mu.Unlock()
 	s.installing.Store(false)
+	s.changed()
 	if err != nil && !errors.Is(err, errClosed) {
 		var ce *connectError
 		attempts, why := 1, err
@@ -658,6 +673,7 @@ func (s *Server) CloseFor(reason error) {
 	if c != nil {
 		c.end(reason, true)
 	}
+	s.changed()
 	s.background.Wait()
 	s.o.Names.forget(s) // its tools are no other server's concern now
 }
@@ -1001,6 +1017,7 @@ func (c *conn) end(reason error, deliberate bool) bool {
 			}
 		}
 		s.mu.Unlock()
+		s.changed()
 		c.endErr = reason
 		c.cancel()
 		// Calls first: closing the session waits for calls in flight.

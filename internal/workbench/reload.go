@@ -48,6 +48,7 @@ func (w *Workbench) Reload(cfg *config.Config) config.Changes {
 		next.add(tb)
 	}
 	w.state.Store(next)
+	w.live.Poke()
 
 	var stop []*downstream.Server
 	for _, tb := range old.toolboxes {

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/live"
 	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/proctree"
 	"github.com/mcpworkbench/mcp-workbench/internal/serverproc"
@@ -85,6 +86,9 @@ type Workbench struct {
 	stateKey []byte
 
 	indexes indexCache // search indexes of recent searches
+
+	// live writes the workbench's state file for the web UI (live.go).
+	live *live.Publisher
 
 	mu     sync.Mutex // serializes reloads and Close; guards closed
 	closed bool
@@ -184,6 +188,8 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	if do.Host == nil {
 		do.Host = w
 	}
+	w.live = live.NewPublisher(cfg.Path, opts.Version, w.liveServers)
+	chainChanged(&do, w.live)
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
@@ -264,6 +270,7 @@ func (w *Workbench) Close() {
 		}
 	}
 	wg.Wait()
+	w.live.Close()
 	w.watchdog.Close()
 }
 

@@ -1,0 +1,84 @@
+package live
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "wb-live-test-")
+	if err != nil {
+		panic(err)
+	}
+	for _, v := range []string{"HOME", "USERPROFILE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "LOCALAPPDATA", "APPDATA"} {
+		os.Setenv(v, filepath.Join(home, v))
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// TestPublisherWritesOnChangeAndRemovesAtClose: a poke writes the state
+// (0600) within the debounce; ReadStates returns it; a file of a process
+// that is gone, and one that is not JSON, are not returned; Close removes
+// the file.
+func TestPublisherWritesOnChangeAndRemovesAtClose(t *testing.T) {
+	status := "starting"
+	p := NewPublisher("cfg.json", "v1", func() []Server {
+		return []Server{{Toolbox: "tb", Server: "s", Status: status, Tools: 3}}
+	})
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A state of a process that ended, and a damaged one of this process.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dead, _ := json.Marshal(State{PID: cmd.Process.Pid, Config: "x"})
+	deadPath := filepath.Join(dir, stateName(cmd.Process.Pid, 1))
+	os.WriteFile(deadPath, dead, 0o600)
+	os.WriteFile(filepath.Join(dir, stateName(os.Getpid(), 999)), []byte("{not json"), 0o600)
+
+	p.Poke()
+	var got []State
+	for range 200 {
+		got, err = ReadStates()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != 1 || got[0].PID != os.Getpid() || len(got[0].Servers) != 1 || got[0].Servers[0].Status != "starting" || got[0].Command != "serve" {
+		t.Fatalf("states: %+v", got)
+	}
+	if !filepath.IsAbs(got[0].Config) {
+		t.Errorf("config %q is not absolute", got[0].Config)
+	}
+	if _, err := os.Stat(deadPath); !os.IsNotExist(err) {
+		t.Errorf("the dead process's state file is still there: %v", err)
+	}
+	fi, err := os.Stat(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	p.Close()
+	if _, err := os.Stat(p.path); !os.IsNotExist(err) {
+		t.Errorf("the state file is left after Close: %v", err)
+	}
+}
