@@ -471,8 +471,7 @@ func (f *httpFront) sessionless(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, f.limits.MaxBodyBytes+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	body, err := bufferBody(r, f.limits.MaxBodyBytes)
 	if err != nil {
 		return false
 	}
@@ -497,8 +496,7 @@ func keepInputResponses(r *http.Request, limit int64) *http.Request {
 	if r.Method != http.MethodPost || r.Body == nil {
 		return r
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	body, err := bufferBody(r, limit)
 	if err != nil || int64(len(body)) > limit || !bytes.Contains(body, []byte(`"inputResponses"`)) {
 		return r
 	}
@@ -514,6 +512,46 @@ func keepInputResponses(r *http.Request, limit int64) *http.Request {
 	}
 	return r.WithContext(workbench.WithInputResponses(r.Context(), bytes.Clone(p.InputResponses)))
 }
+
+// bufferBody returns the first limit+1 bytes of r's body, read once: the
+// body is put back as a reader of those bytes (followed by the rest, when
+// there is more, for the SDK to refuse at its own bound), and a later
+// call returns the same bytes without reading or copying them again.
+func bufferBody(r *http.Request, limit int64) ([]byte, error) {
+	if b, ok := r.Body.(*bufferedBody); ok && b.limit == limit {
+		return b.data, b.err
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	b := &bufferedBody{data: data, err: err, limit: limit, src: r.Body}
+	b.r.Reset(data)
+	if err == nil && int64(len(data)) <= limit {
+		b.rest = http.NoBody // the body ended: nothing more to read from it
+	} else {
+		b.rest = r.Body
+	}
+	r.Body = b
+	return data, err
+}
+
+// bufferedBody is a request body bufferBody read: its first bytes, then
+// what is left of it.
+type bufferedBody struct {
+	data  []byte
+	err   error
+	limit int64
+	r     bytes.Reader
+	rest  io.Reader
+	src   io.ReadCloser
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	if b.r.Len() > 0 {
+		return b.r.Read(p)
+	}
+	return b.rest.Read(p)
+}
+
+func (b *bufferedBody) Close() error { return b.src.Close() }
 
 // caller is the user a request comes from: the zero Caller without
 // authentication (one user, the local one).
