@@ -221,14 +221,16 @@ func (a *Authenticator) Verify(ctx context.Context, token string, req *http.Requ
 
 // StillValid reports whether the credential u was verified with is still
 // good: a static token not revoked since (the store read again if its file
-// changed). A JWT cannot be revoked here (the authorization server does not
-// say), and one that expires is refused at the next request: it is still
-// valid for what it opened.
+// changed). The serving front asks it of every session each second or so:
+// one look at the token file, at most every half second, answers them all.
+// A JWT cannot be revoked here (the authorization server does not say), and
+// one that expires is refused at the next request: it is still valid for
+// what it opened.
 func (a *Authenticator) StillValid(u User) bool {
 	if u.tokenHash == nil || a.tokens == nil {
 		return true
 	}
-	_, ok, err := a.tokens.lookupHash(u.tokenHash)
+	_, ok, err := a.tokens.lookupHash(u.tokenHash, recheckShared)
 	return ok && err == nil
 }
 

@@ -87,13 +87,23 @@ type tokenEntry struct {
 // on a shared volume — is refused from the next request on.
 type TokenStore struct {
 	path string
+	now  func() time.Time // the clock of the checks' sharing; nil: time.Now (tests set one)
 
 	mu      sync.Mutex
 	entries []tokenEntry
 	hashes  [][]byte    // entries' hashes, decoded
 	seen    fs.FileInfo // the file entries were read from; nil: none there
 	loadErr error       // why the file last could not be read: every token refused
+	looked  time.Time   // when the file was last looked at (refreshLocked)
+	stats   int         // the times it was, for tests
 }
+
+// recheckShared is how long a look at the token file answers the
+// sessions' revocation checks ([Authenticator.StillValid]): every session
+// of every user is checked each second or so, and one look at the file
+// does for all of them, not one per session. A request's own lookup
+// always looks.
+const recheckShared = 500 * time.Millisecond
 
 // OpenTokens opens the token store at path. A missing file is an empty
 // store (no token is accepted until one is added); a file that cannot be
@@ -106,6 +116,13 @@ func OpenTokens(path string) (*TokenStore, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+func (s *TokenStore) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // Path returns the file the store reads.
@@ -213,14 +230,20 @@ func (s *TokenStore) Lookup(token string) (name string, ok bool) {
 // answer's timing nor an early exit says how close a guess was.
 func (s *TokenStore) lookup(token string) (name string, ok bool, err error) {
 	sum := sha256.Sum256([]byte(token))
-	return s.lookupHash(sum[:])
+	return s.lookupHash(sum[:], 0)
 }
 
-// lookupHash is lookup of a token by its SHA-256.
-func (s *TokenStore) lookupHash(sum []byte) (name string, ok bool, err error) {
+// lookupHash is lookup of a token by its SHA-256, with the file looked at
+// again unless it was less than fresh ago.
+func (s *TokenStore) lookupHash(sum []byte, fresh time.Duration) (name string, ok bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.refreshLocked(); err != nil {
+	if fresh <= 0 || s.stats == 0 || s.clock().Sub(s.looked) >= fresh {
+		err = s.refreshLocked()
+	} else {
+		err = s.loadErr
+	}
+	if err != nil {
 		return "", false, err
 	}
 	found := -1
@@ -242,6 +265,8 @@ func (s *TokenStore) lookupHash(sum []byte) (name string, ok bool, err error) {
 // told apart. A file that cannot be read is remembered as an error, and
 // the entries read before are dropped: a store in doubt accepts nothing.
 func (s *TokenStore) refreshLocked() error {
+	s.looked = s.clock()
+	s.stats++
 	fi, err := os.Stat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.entries, s.hashes, s.seen, s.loadErr = nil, nil, nil, nil

@@ -2,11 +2,13 @@ package httpauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Add shows the token once and keeps only its hash, in a private file in
@@ -134,5 +136,62 @@ func TestTokensPath(t *testing.T) {
 	env[EnvTokens] = "/y/t.json"
 	if p, _ := TokensPath("", getenv); p != "/y/t.json" {
 		t.Errorf("env: %s", p)
+	}
+}
+
+// TestRevocationChecksShareOneLook: the front checks every session's token
+// each second or so (StillValid); the checks of one round, a thousand
+// sessions' here, look at the token file once between them, and a token
+// revoked elsewhere is refused by the next round's checks. A request's own
+// lookup looks at the file every time.
+func TestRevocationChecksShareOneLook(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	s, err := OpenTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.Add(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now().Add(time.Hour)
+	s.now = func() time.Time { return clock }
+	a := &Authenticator{tokens: s}
+	sum := sha256.Sum256([]byte(tok))
+	u := User{Subject: "alice", Credential: "token:alice", tokenHash: sum[:]}
+	looks := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.stats
+	}
+	before := looks()
+	for i := range 1000 {
+		if !a.StillValid(u) {
+			t.Fatalf("check %d: the token is refused", i)
+		}
+	}
+	if n := looks() - before; n != 1 {
+		t.Errorf("a round of 1000 sessions' checks looked at the token file %d times; want 1", n)
+	}
+	other, err := OpenTokens(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Revoke(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(recheckShared)
+	if a.StillValid(u) {
+		t.Error("the next round's check accepts a token revoked elsewhere")
+	}
+	before = looks()
+	for range 3 {
+		if _, ok := s.Lookup(tok); ok {
+			t.Error("a request's lookup accepts the revoked token")
+		}
+	}
+	if n := looks() - before; n != 3 {
+		t.Errorf("3 requests' lookups looked at the file %d times; want 3", n)
 	}
 }
