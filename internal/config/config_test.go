@@ -391,7 +391,7 @@ func TestHostConfigGivenAsConfig(t *testing.T) {
 	}
 	_, err := LoadWith(path, env(nil))
 	want := `invalid configuration ` + path + `: this is an MCP host's configuration ("mcpServers" at the top, no "toolboxes"); ` +
-		`to make a workbench configuration of its servers, run: mcp-workbench import '` + path + `'`
+		`to make a workbench configuration of its servers, run: mcp-workbench import ` + ShellQuote(path)
 	if err == nil || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)
 	}
