@@ -186,3 +186,33 @@ func TestAddJSONArrayItem(t *testing.T) {
 		t.Errorf("a new file: changed %v, err %v\n%s", changed, err, got)
 	}
 }
+
+// TestEditsKeepComments: what the user commented out inside a servers
+// object or a hooks.BeforeTool array with no live member stays when
+// install adds to it, and removing the first server (--remove-moved)
+// keeps the comment above the next one.
+func TestEditsKeepComments(t *testing.T) {
+	db := `// "db": {"command": "pg", "env": {"URL": "postgres://u:pw@h/db"}}`
+	in := "{\n  \"mcpServers\": {\n    " + db + "\n  }\n}\n"
+	got, _, err := SetJSONMember([]byte(in), []string{"mcpServers"}, "workbench", testEntry)
+	if err != nil || !strings.Contains(string(got), "    "+db+"\n    \"workbench\": {") {
+		t.Errorf("a commented-out server: %v\n%s", err, got)
+	}
+	hook := `/* {"matcher": "^x$", "hooks": [{"type": "command", "command": "audit.sh"}]} */`
+	in = "{\n  \"hooks\": {\n    \"BeforeTool\": [\n      " + hook + "\n    ]\n  }\n}\n"
+	got, _, err = AddJSONArrayItem([]byte(in), []string{"hooks", "BeforeTool"}, Entry{{Key: "matcher", Value: "m"}}, func(any) bool { return false })
+	if err != nil || !strings.Contains(string(got), "      "+hook+"\n      {") {
+		t.Errorf("a commented-out hook: %v\n%s", err, got)
+	}
+	in = "{\n  \"mcpServers\": {\n    \"memory\": {\"command\": \"npx\"},\n    // the database, kept\n    \"db\": {\"command\": \"pg\"}\n  }\n}\n"
+	got, removed, err := RemoveJSONMembers([]byte(in), []string{"mcpServers"}, []string{"memory"})
+	want := "{\n  \"mcpServers\": {\n    // the database, kept\n    \"db\": {\"command\": \"pg\"}\n  }\n}\n"
+	if err != nil || len(removed) != 1 || string(got) != want {
+		t.Errorf("removing the first server: %v %q\n%s\nwant\n%s", err, removed, got, want)
+	}
+	in = "{\"mcpServers\": {\"a\": {}, // about a\n \"b\": {} // about b\n}}"
+	got, _, err = RemoveJSONMembers([]byte(in), []string{"mcpServers"}, []string{"b"})
+	if want := "{\"mcpServers\": {\"a\": {} // about a\n  // about b\n}}"; err != nil || string(got) != want {
+		t.Errorf("removing the last server: %v\n%q\nwant\n%q", err, got, want)
+	}
+}

@@ -290,7 +290,7 @@ func setJSONMember(data []byte, container []string, name string, value any, pres
 				ind := lineIndent(blank, m.keyStart)
 				edit = func() (int, int, string) { return m.valStart, m.valEnd, jsonText(value, ind, unit) }
 			} else {
-				edit = insertMember(blank, obj, unit, name, value)
+				edit = insertMember(body, blank, obj, unit, name, value)
 			}
 			break
 		}
@@ -300,7 +300,7 @@ func setJSONMember(data []byte, container []string, name string, value any, pres
 			for i := len(container) - 1; i > depth; i-- {
 				rest = Entry{{Key: container[i], Value: rest}}
 			}
-			edit = insertMember(blank, obj, unit, container[depth], rest)
+			edit = insertMember(body, blank, obj, unit, container[depth], rest)
 			break
 		}
 		path = config.JoinPath(strings.Join(container[:depth], "."), container[depth])
@@ -392,7 +392,7 @@ func AddJSONArrayItem(data []byte, path []string, item Entry, has func(elem any)
 	if len(elems) == 0 {
 		outer := lineIndent(blank, m.keyStart)
 		ind := outer + unit
-		from, to = m.valStart+1, m.valEnd-1
+		from, to = afterComments(body, m.valStart+1, m.valEnd-1), m.valEnd-1
 		text = "\n" + ind + item.JSON(ind, unit) + "\n" + outer
 	} else {
 		last := elems[len(elems)-1]
@@ -440,13 +440,15 @@ func jsonText(v any, indent, unit string) string {
 }
 
 // insertMember returns the edit that adds name: v as the last member of
-// obj, indented as its members are.
-func insertMember(b []byte, obj jsonObject, unit, name string, v any) func() (int, int, string) {
+// obj, indented as its members are. body is the text, b the same blanked
+// of comments.
+func insertMember(body, b []byte, obj jsonObject, unit, name string, v any) func() (int, int, string) {
 	return func() (int, int, string) {
 		if len(obj.members) == 0 {
 			outer := lineIndent(b, obj.open)
 			ind := outer + unit
-			return obj.open + 1, obj.close, "\n" + ind + memberText(name, v, ind, unit) + "\n" + outer
+			from := afterComments(body, obj.open+1, obj.close)
+			return from, obj.close, "\n" + ind + memberText(name, v, ind, unit) + "\n" + outer
 		}
 		last := obj.members[len(obj.members)-1]
 		ind := lineIndent(b, last.keyStart)
@@ -457,6 +459,13 @@ func insertMember(b []byte, obj jsonObject, unit, name string, v any) func() (in
 		}
 		return last.valEnd, last.valEnd, ",\n" + ind + memberText(name, v, ind, unit)
 	}
+}
+
+// afterComments returns the offset in body after the last comment
+// between from and to, an empty object's or array's inside, or from if
+// there is none: what the user commented out there stays.
+func afterComments(body []byte, from, to int) int {
+	return from + len(bytes.TrimRight(body[from:to], " \t\r\n"))
 }
 
 func memberText(name string, v any, ind, unit string) string {

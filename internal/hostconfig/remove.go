@@ -17,7 +17,9 @@ func RemoveJSONMembers(data []byte, container []string, names []string) ([]byte,
 	bom := bytes.HasPrefix(data, []byte("\xef\xbb\xbf"))
 	prefix := []byte{}
 	if bom {
-		prefix, data = data[:3], data[3:]
+		// A copy: appending to a slice of data would write over the
+		// caller's bytes (the file as it was, which the backup keeps).
+		prefix, data = []byte("\xef\xbb\xbf"), data[3:]
 	}
 	before, err := decodeJSON(blankJSONC(data))
 	if err != nil {
@@ -56,16 +58,7 @@ func RemoveJSONMembers(data []byte, container []string, names []string) ([]byte,
 			break
 		}
 		m := obj.members[i]
-		from, to := m.keyStart, m.valEnd
-		switch {
-		case i > 0:
-			from = obj.members[i-1].valEnd // the comma before it goes with it
-		case len(obj.members) > 1:
-			to = obj.members[1].keyStart // and the comma after it
-		default:
-			from, to = obj.open+1, obj.close
-		}
-		out = append(append([]byte{}, out[:from]...), out[to:]...)
+		out = removeMember(out, blank, obj, i)
 		delete(want, m.key)
 		removed = append(removed, m.key)
 	}
@@ -84,6 +77,60 @@ func RemoveJSONMembers(data []byte, container []string, names []string) ([]byte,
 		return nil, nil, errors.New("removing the moved servers would change more than their entries: nothing written")
 	}
 	return append(prefix, out...), removed, nil
+}
+
+// removeMember returns b (blank, the same blanked of comments) without
+// the i-th member of obj and one comma next to it: the comma before it,
+// or for the first member the one after it. The member's own lines go
+// when nothing else is on them; comments around it stay, the one above
+// the next member too.
+func removeMember(b, blank []byte, obj jsonObject, i int) []byte {
+	m := obj.members[i]
+	s := scanner{b: blank}
+	from, to := m.keyStart, m.valEnd
+	// The member's line, when it holds nothing else.
+	ls := from
+	for ls > 0 && (b[ls-1] == ' ' || b[ls-1] == '\t') {
+		ls--
+	}
+	lineStart := ls == 0 || b[ls-1] == '\n'
+	comma := -1 // the comma that goes with it
+	if i > 0 {
+		if j := s.skipSpace(obj.members[i-1].valEnd); j < len(b) && blank[j] == ',' {
+			comma = j
+		}
+	} else if j := s.skipSpace(m.valEnd); j < len(b) && blank[j] == ',' {
+		comma = j
+		if len(bytes.TrimSpace(b[m.valEnd:j])) == 0 {
+			to, comma = j+1, -1 // "value," : the comma is the member's
+		}
+	}
+	le := to
+	for le < len(b) && (b[le] == ' ' || b[le] == '\t') {
+		le++
+	}
+	if lineStart && (le == len(b) || b[le] == '\n' || b[le] == '\r') {
+		from = ls
+		if le < len(b) && b[le] == '\r' {
+			le++
+		}
+		if le < len(b) && b[le] == '\n' {
+			le++
+		}
+		to = le
+	}
+	var out []byte
+	if comma >= 0 && comma < from {
+		out = append(out, b[:comma]...)
+		out = append(out, b[comma+1:from]...)
+	} else {
+		out = append(out, b[:from]...)
+	}
+	if comma >= to {
+		out = append(out, b[to:comma]...)
+		return append(out, b[comma+1:]...)
+	}
+	return append(out, b[to:]...)
 }
 
 // CommentOutTOMLTables returns data with the tables prefix.NAME (and their
