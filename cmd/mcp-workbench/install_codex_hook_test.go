@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -74,5 +75,52 @@ func TestInstallCodexHook(t *testing.T) {
 	after, _ := os.ReadFile(file)
 	if code != 1 || !strings.Contains(stderr, "add the hook by hand") || !strings.Contains(stderr, file) || string(after) != inline {
 		t.Errorf("inline hooks: exit %d, stderr %q, file:\n%s", code, stderr, after)
+	}
+}
+
+// TestInstallCodexHookName: Codex names a server's tool
+// mcp__SERVER__TOOL with every character but ASCII letters, digits and _
+// made _, so the hook install writes for --name wb-ops or my.bench
+// matches mcp__wb_ops__use_tool (the name Codex's hook input carries),
+// and the hook then blocks the denied call. A name too long for Codex's
+// 64 characters is refused, the file left as it was.
+func TestInstallCodexHookName(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wb.json")
+	if err := os.WriteFile(cfg, []byte(`{"permissions": {"tools": {"github/delete_*": "deny"}}, "toolboxes": {"code": {"description": "d", "mcpServers": {"github": {"command": "gh"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deny, err := os.ReadFile(filepath.Join("testdata", "hook", "codex", "deny-by-rule.input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, codexName := range map[string]string{"wb-ops": "mcp__wb_ops__use_tool", "my.bench": "mcp__my_bench__use_tool", "wb ops·2": "mcp__wb_ops_2__use_tool"} {
+		file := filepath.Join(dir, "config.toml")
+		os.Remove(file)
+		if code, stdout, stderr := runCmd(t, "", "install", "codex", "--file", file, "--config", cfg, "--name", name); code != 0 {
+			t.Fatalf("--name %q: exit %d\n%s%s", name, code, stdout, stderr)
+		}
+		got, _ := os.ReadFile(file)
+		hooks, err := codexHooks(got)
+		if err != nil || len(hooks) != 1 {
+			t.Fatalf("--name %q: hooks %q, %v", name, hooks, err)
+		}
+		re, err := regexp.Compile(hooks[0].matcher)
+		if err != nil || !re.MatchString(codexName) || re.MatchString("mcp__workbench__use_tool") {
+			t.Errorf("--name %q: the matcher %q does not match Codex's tool name %s alone (%v)", name, hooks[0].matcher, codexName, err)
+		}
+		in := strings.Replace(string(deny), `"mcp__workbench__use_tool"`, `"`+codexName+`"`, 1)
+		if code, stdout, _ := runCmd(t, in, "hook", "codex", "--config", cfg); code != 0 || !strings.Contains(stdout, `"deny"`) {
+			t.Errorf("--name %q: the hook for %s: exit %d, %s; want deny", name, codexName, code, stdout)
+		}
+	}
+	file := filepath.Join(dir, "long.toml")
+	long := strings.Repeat("w", 50)
+	code, _, stderr := runCmd(t, "", "install", "codex", "--file", file, "--config", cfg, "--name", long)
+	if _, err := os.Stat(file); code != 1 || err == nil || !strings.Contains(stderr, "too long for Codex") {
+		t.Errorf("--name of 50 characters: exit %d, file made: %v, stderr %q", code, err == nil, stderr)
+	}
+	if code, _, stderr := runCmd(t, "", "install", "codex", "--file", file, "--config", cfg, "--name", long[:49]); code != 0 {
+		t.Errorf("--name of 49 characters: exit %d, %s", code, stderr)
 	}
 }
