@@ -13,6 +13,9 @@ import (
 // server, in file order, each made the workbench's entry.
 func readCodex(src string, data []byte) (Found, error) {
 	h := HostNamed("codex")
+	if line := tomlTooDeepAt(data); line > 0 {
+		return Found{}, fmt.Errorf("%s: line %d: tables, arrays or dotted keys nested deeper than %d levels: not read", src, line, frame.MaxDepth)
+	}
 	doc, md, err := decodeTOML(data)
 	if err != nil {
 		return Found{}, fmt.Errorf("%s: %v", src, strings.TrimPrefix(err.Error(), ErrUnparsable.Error()+": "))
@@ -57,20 +60,31 @@ func (r *reader) codexServer(name string, t map[string]any, order []string, subO
 	set := func(k string, v any) { e = append(e, Field{Key: k, Value: v}) }
 	var env, headers Entry
 	var filters, deny []string
+	allowList := false // enabled_tools given, even empty
+	// Codex passes every string as written: a "${" of its own must reach
+	// the server as it is, not be expanded by the workbench.
+	lit := func(key, s string) string {
+		if !strings.Contains(s, "${") {
+			return s
+		}
+		// The value is not quoted: it may be a secret.
+		r.warn(name, key, "holds \"${\", which Codex passes as written: written \"$${\" (the workbench's escape), so that the server still gets it unchanged")
+		return strings.ReplaceAll(s, "${", "$${")
+	}
 	for _, k := range order {
 		v := t[k]
 		switch k {
 		case "command", "url", "cwd":
 			if s, ok := v.(string); ok {
-				set(k, s)
+				set(k, lit(k, s))
 			} else {
 				r.warn(name, k, "a %s where Codex has a string: left out", tomlKind(v))
 			}
 		case "args":
-			set("args", r.tomlStrings(name, k, v))
+			set("args", lits(k, r.tomlStrings(name, k, v), lit))
 		case "env":
 			for _, kv := range pairsInOrder(v, subOrder(k)) {
-				env = append(env, Field{Key: kv[0], Value: kv[1]})
+				env = append(env, Field{Key: lit(k, kv[0]), Value: lit(k+"."+kv[0], kv[1])})
 			}
 		case "env_vars":
 			var passed []string
@@ -100,9 +114,10 @@ func (r *reader) codexServer(name string, t map[string]any, order []string, subO
 				set("disabled", true)
 			}
 		case "enabled_tools":
-			filters = append(filters, r.tomlStrings(name, k, v)...)
+			allowList = true
+			filters = append(filters, lits(k, r.tomlStrings(name, k, v), lit)...)
 		case "disabled_tools":
-			deny = append(deny, r.tomlStrings(name, k, v)...)
+			deny = append(deny, lits(k, r.tomlStrings(name, k, v), lit)...)
 		case "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec":
 			f, ok := number(v)
 			if !ok || f <= 0 {
@@ -124,7 +139,7 @@ func (r *reader) codexServer(name string, t map[string]any, order []string, subO
 			}
 		case "http_headers":
 			for _, kv := range pairsInOrder(v, subOrder(k)) {
-				headers = append(headers, Field{Key: kv[0], Value: kv[1]})
+				headers = append(headers, Field{Key: lit(k, kv[0]), Value: lit(k+"."+kv[0], kv[1])})
 			}
 		case "env_http_headers":
 			for _, kv := range pairsInOrder(v, subOrder(k)) {
@@ -144,8 +159,12 @@ func (r *reader) codexServer(name string, t map[string]any, order []string, subO
 	if len(headers) > 0 {
 		e = insertAfter(e, Field{Key: "headers", Value: headers}, "url")
 	}
-	if len(filters) > 0 {
+	switch {
+	case len(filters) > 0:
 		set("toolFilters", filters)
+	case allowList:
+		set("toolFilters", []string{})
+		r.warn(name, "enabled_tools", "an empty list: Codex offered none of this server's tools, and neither does the workbench (\"toolFilters\": []); list the tools to offer there")
 	}
 	if len(deny) > 0 {
 		var rules Entry
@@ -160,6 +179,14 @@ func (r *reader) codexServer(name string, t map[string]any, order []string, subO
 		return
 	}
 	r.add(name, "", e)
+}
+
+// lits is lit applied to each of list.
+func lits(key string, list []string, lit func(key, s string) string) []string {
+	for i, s := range list {
+		list[i] = lit(key, s)
+	}
+	return list
 }
 
 // insertAfter puts f after the first of keys that e has, else at the end.

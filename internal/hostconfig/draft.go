@@ -1,10 +1,15 @@
 package hostconfig
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 )
 
 // DraftPrefix starts every description import drafts: the user is to
@@ -22,8 +27,14 @@ const maxDraft = 400
 // Draft gives each toolbox a description drafted from what its servers
 // offer: the tools known for a server (known returns them, nil if none
 // are known), else what the host's entry says the server is for, else the
-// package, image, program or URL it runs.
-func Draft(boxes []Toolbox, known func(toolbox string, s Imported) []ToolInfo) {
+// package, image, program or URL it runs (a URL without its userinfo,
+// path or query, which may hold keys). A description reaches the model
+// at every open_toolbox, and nothing screens it there: text copied from a
+// tool's or the host's description is screened as tools are
+// ([pins.Screen]), and text it flags is not copied. The notes say what
+// was left out and why.
+func Draft(boxes []Toolbox, known func(toolbox string, s Imported) []ToolInfo) []string {
+	var notes []string
 	for i := range boxes {
 		var parts []string
 		for _, s := range boxes[i].Servers {
@@ -31,17 +42,35 @@ func Draft(boxes []Toolbox, known func(toolbox string, s Imported) []ToolInfo) {
 			if known != nil {
 				tools = known(boxes[i].Name, s)
 			}
-			part := draftServer(s, tools)
+			part, n := draftServer(s, tools)
+			for _, note := range n {
+				notes = append(notes, fmt.Sprintf("toolbox %s: server %s: %s", frame.Quote(boxes[i].Name), frame.Quote(s.As), note))
+			}
 			if len(boxes[i].Servers) > 1 {
 				part = s.As + ": " + part
 			}
 			parts = append(parts, part)
 		}
-		boxes[i].Description = clip(DraftPrefix+strings.Join(parts, "; "), maxDraft)
+		// Names and packages come from the host's file too: what is
+		// hidden in them is shown as \uXXXX.
+		boxes[i].Description = pins.Line(clip(DraftPrefix+strings.Join(parts, "; "), maxDraft))
 	}
+	return notes
 }
 
-func draftServer(s Imported, tools []ToolInfo) string {
+// flagged returns the screening's flags of a text to be copied into a
+// description, screened as a tool's description. (The names copied are
+// shown with what they hide escaped.)
+func flagged(text string) []string {
+	def, err := json.Marshal(map[string]string{"name": "tool", "description": text})
+	if err != nil {
+		return nil
+	}
+	return pins.Screen(def, nil, nil)
+}
+
+func draftServer(s Imported, tools []ToolInfo) (string, []string) {
+	var notes []string
 	if len(tools) > 0 {
 		var b strings.Builder
 		for i, t := range tools {
@@ -54,15 +83,39 @@ func draftServer(s Imported, tools []ToolInfo) string {
 			}
 			b.WriteString(t.Name)
 			if first := firstSentence(t.Description); first != "" && i < 3 {
-				b.WriteString(" (" + first + ")")
+				if flags := flagged(t.Description); len(flags) > 0 {
+					notes = append(notes, fmt.Sprintf("the description of tool %s is not copied into the draft: the screening flags it (%s)", frame.Quote(t.Name), strings.Join(flags, "; ")))
+				} else {
+					b.WriteString(" (" + first + ")")
+				}
 			}
 		}
-		return "tools " + b.String()
+		return "tools " + b.String(), notes
 	}
 	if s.Description != "" {
-		return s.Description
+		flags := flagged(s.Description)
+		if len(flags) == 0 {
+			return s.Description, nil
+		}
+		notes = append(notes, fmt.Sprintf("the host's description of the server is not copied into the draft: the screening flags it (%s)", strings.Join(flags, "; ")))
 	}
-	return "the tools of " + whatRuns(s)
+	return "the tools of " + whatRuns(s), notes
+}
+
+// draftURL is a server's URL as a draft names it: its scheme and host.
+// The userinfo is masked as everywhere ([config.MaskURL]) and the path,
+// query and fragment are left out: a key is often a path segment or
+// ?apiKey=, and the model reads the description.
+func draftURL(u string) string {
+	u = config.MaskURL(u)
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + 3
+	}
+	if end := strings.IndexAny(u[start:], "/?#"); end >= 0 {
+		return u[:start+end]
+	}
+	return u
 }
 
 // whatRuns says in words what a server entry runs: the npm or Python
@@ -70,7 +123,7 @@ func draftServer(s Imported, tools []ToolInfo) string {
 func whatRuns(s Imported) string {
 	if u, ok := s.entry.Get("url"); ok {
 		if text, ok := u.Text(); ok {
-			return "the server at " + text
+			return "the server at " + draftURL(text)
 		}
 	}
 	c, _ := s.entry.Get("command")

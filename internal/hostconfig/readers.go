@@ -3,8 +3,9 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -73,6 +74,15 @@ func ReadHost(src string, data []byte, from string) (Found, error) {
 	if root.Kind() != "object" {
 		return Found{}, fmt.Errorf("%s is not %s's file: it holds a JSON %s, not an object", src, h.Title, root.Kind())
 	}
+	// A key twice among the servers: the hosts run the last one, the
+	// JSON reader keeps the first. Neither is a safe guess of what the
+	// user meant, so the file is refused, as Claude Code's and Cursor's
+	// are (Read): one rule for every host.
+	for _, d := range doc.Duplicates {
+		if under(d.Path, h.Container[0]) {
+			return Found{}, fmt.Errorf("%s: %s appears twice in its object (%s uses the last one; keep only that one)", src, d.Path, h.Title)
+		}
+	}
 	servers, ok := root.Get(h.Container[0])
 	if !ok || servers.Kind() == "object" && len(servers.Members()) == 0 {
 		return Found{}, fmt.Errorf("no MCP servers found in %s: it has no non-empty %q object (%s keeps its servers there)", src, h.Container[0], h.Title)
@@ -97,6 +107,11 @@ func ReadHost(src string, data []byte, from string) (Found, error) {
 		}
 	}
 	return Found{Host: h, Servers: r.servers, Warnings: r.warnings}, r.err
+}
+
+// under reports whether the JSON path p is key or inside it.
+func under(p, key string) bool {
+	return p == key || strings.HasPrefix(p, key+".") || strings.HasPrefix(p, key+"[")
 }
 
 // jsonc are the hosts that take comments and trailing commas in their
@@ -205,6 +220,10 @@ type reader struct {
 	// stands for each, and what VS Code asked.
 	inputs map[string]input
 	warned map[string]bool // each input's warning once per server
+	// taken are the variables the file's values stand for, each by the
+	// input id it stands for ("" for a variable of the host's own
+	// environment): two inputs never share one.
+	taken map[string]string
 }
 
 type input struct{ varName, description string }
@@ -263,6 +282,7 @@ func (r *reader) server(name string, v config.Value) {
 	}
 	var e Entry
 	var filters []string
+	allowList := false // an allow-list given, even empty
 	var deny, fromFile []string
 	description := ""
 	set := func(k string, val any) { e = append(e, Field{Key: k, Value: val}) }
@@ -351,6 +371,7 @@ func (r *reader) server(name string, v config.Value) {
 			tools := r.strings(name, k, val)
 			if !(len(tools) == 1 && tools[0] == "*") {
 				filters = append(filters, tools...)
+				allowList = allowList || val.Kind() == "array"
 			}
 		case k == "excludeTools" || k == "disabledTools":
 			deny = append(deny, r.strings(name, k, val)...)
@@ -412,6 +433,12 @@ func (r *reader) server(name string, v config.Value) {
 		} else {
 			set("env", env)
 		}
+	}
+	if len(filters) == 0 && allowList {
+		// An empty allow-list offers none of the server's tools; left
+		// out, it would offer every one.
+		set("toolFilters", []string{})
+		r.warn(name, "tools offered", "an empty list: %s offered none of this server's tools, and neither does the workbench (\"toolFilters\": []); list the tools to offer there", r.host.Title)
 	}
 	if len(filters) > 0 {
 		set("toolFilters", filters)
@@ -527,7 +554,11 @@ func (r *reader) rewrite(server, key, s string) string {
 			case "input":
 				in, ok := r.inputs[p[2]]
 				if !ok {
-					in = input{varName: varName(p[2])}
+					in = input{varName: r.inputVar(p[2])}
+					if r.inputs == nil {
+						r.inputs = map[string]input{}
+					}
+					r.inputs[p[2]] = in
 				}
 				if key != "" && !r.warned[server+"\x00"+p[2]] {
 					if r.warned == nil {
@@ -597,9 +628,51 @@ func varName(id string) string {
 	return b.String()
 }
 
-// vscodeInputs reads VS Code's "inputs": the values it prompts for.
+// inputVar is the variable that stands for VS Code's input id: its id in
+// capitals, with _ for what is neither a letter nor a digit. Ids that
+// would share one ("api-key" and "api_key") are distinct inputs, each
+// with its own value: the later gets API_KEY_2 (_3, …), with a warning,
+// so that no server is given another's secret. So does an input whose
+// name is a variable the file takes from the host's environment.
+func (r *reader) inputVar(id string) string {
+	if r.taken == nil {
+		r.taken = map[string]string{}
+	}
+	base := varName(id)
+	name := base
+	for n := 2; ; n++ {
+		if _, ok := r.taken[name]; !ok {
+			break
+		}
+		name = fmt.Sprintf("%s_%d", base, n)
+	}
+	if name != base {
+		whose := "the host's environment variable " + base
+		if other := r.taken[base]; other != "" {
+			whose = "VS Code's input " + frame.Quote(other)
+		}
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: input %s would be ${%s}, as is %s: it is ${%s}, so that each keeps its own value", r.src, frame.Quote(id), base, whose, name))
+	}
+	r.taken[name] = id
+	return name
+}
+
+// vscodeInputs reads VS Code's "inputs": the values it prompts for. The
+// variables the file takes from the host's environment (${env:NAME},
+// ${userHome}) are noted first, so that no input is given their name.
 func (r *reader) vscodeInputs(root config.Value) {
 	r.inputs = map[string]input{}
+	r.taken = map[string]string{}
+	for _, m := range vscodeVar().FindAllStringSubmatch(string(root.Raw()), -1) {
+		switch m[1] {
+		case "env":
+			r.taken[m[2]] = ""
+		case "userHome":
+			r.taken["HOME"] = ""
+		case "workspaceFolder":
+			r.taken["WORKSPACE_FOLDER"] = ""
+		}
+	}
 	inputs, ok := root.Get("inputs")
 	if !ok {
 		return
@@ -610,7 +683,9 @@ func (r *reader) vscodeInputs(root config.Value) {
 	}
 	if inputs.Kind() == "array" && json.Unmarshal(inputs.Raw(), &list) == nil {
 		for _, in := range list {
-			r.inputs[in.ID] = input{varName: varName(in.ID), description: in.Description}
+			if _, dup := r.inputs[in.ID]; !dup {
+				r.inputs[in.ID] = input{varName: r.inputVar(in.ID), description: in.Description}
+			}
 		}
 	}
 }
@@ -618,9 +693,20 @@ func (r *reader) vscodeInputs(root config.Value) {
 // envFile returns the names of the variables VS Code's envFile at path
 // holds, if it can be read, with a warning saying where they came from.
 func (r *reader) envFile(server, path string) []string {
-	data, err := os.ReadFile(path)
-	if err != nil || !filepath.IsAbs(path) {
+	if !filepath.IsAbs(path) {
 		r.warn(server, "envFile", "VS Code read variables from %s; the workbench does not read env files: set them where it runs, or write them in \"env\"", path)
+		return nil
+	}
+	// A project's file may name any path: a named pipe, /dev/zero.
+	data, err := ReadFile(path, maxEnvFileSize)
+	if err != nil {
+		why := err.Error()
+		if errors.Is(err, fs.ErrNotExist) {
+			why = "it is not there"
+		} else if rest, ok := strings.CutPrefix(why, path+" is "); ok {
+			why = "it is " + rest
+		}
+		r.warn(server, "envFile", "VS Code read variables from %s (%s); the workbench does not read env files: set them where it runs, or write them in \"env\"", path, why)
 		return nil
 	}
 	var names []string
