@@ -40,6 +40,7 @@ func commands() []*command {
 		{name: "logout", summary: "remove the tokens of a server's login", usage: logoutUsage, run: runLogout},
 		{name: "token", summary: "add, list or revoke the bearer tokens of serving over HTTP", usage: tokenUsage, run: runToken},
 		{name: "status", summary: "show the shared workbenches, their sessions and servers", usage: statusUsage, run: runStatus},
+		{name: "ui", summary: "a web page on 127.0.0.1: live state, search and call, review of changed tools", usage: uiUsage, run: runUI},
 		{name: "stop-shared", summary: "stop the shared workbench of a configuration", usage: stopSharedUsage, run: runStopShared},
 		{name: "serve-shared", summary: "run the shared workbench of a configuration (serve starts it)", usage: serveSharedUsage, run: runServeShared},
 		{name: "hook", summary: "Claude Code's and Codex's PreToolUse hook: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
