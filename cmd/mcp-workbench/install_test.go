@@ -324,3 +324,63 @@ func TestInstallCodexBOM(t *testing.T) {
 		t.Errorf("after install:\n%q", after)
 	}
 }
+
+// TestInstallLinks: a dangling symbolic link (a dotfiles link made before
+// its file) keeps the link and gets its target made; a file with another
+// hard link is written in place, both names still one file; a read-only
+// file is refused with a clear message and left as it was.
+func TestInstallLinks(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wb.json")
+
+	link := filepath.Join(dir, "mcp.json")
+	if err := os.Symlink(filepath.Join("dotfiles", "cursor", "mcp.json"), link); err != nil {
+		if runtime.GOOS == "windows" {
+			t.Skip("this Windows account may not make symbolic links:", err)
+		}
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, "", "install", "cursor", "--file", link, "--config", cfg); code != 0 {
+		t.Fatalf("a dangling link: exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the dangling link was replaced: %v, %v", fi, err)
+	}
+	target := filepath.Join(dir, "dotfiles", "cursor", "mcp.json")
+	if got, err := os.ReadFile(target); err != nil || !strings.Contains(string(got), `"workbench"`) {
+		t.Errorf("the link's target: %v\n%s", err, got)
+	}
+
+	file, other := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := os.WriteFile(file, []byte("{\"mcpServers\": {}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(file, other); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "", "install", "cursor", "--file", file, "--config", cfg)
+	if code != 0 {
+		t.Fatalf("a hard-linked file: exit %d: %s", code, stderr)
+	}
+	a, _ := os.Stat(file)
+	b, _ := os.Stat(other)
+	if got, _ := os.ReadFile(other); !os.SameFile(a, b) || !strings.Contains(string(got), `"workbench"`) {
+		t.Errorf("the other hard link no longer names the file written (same file: %v):\n%s", os.SameFile(a, b), got)
+	}
+	if runtime.GOOS != "windows" && !strings.Contains(stdout, "other hard links: it was written in place") {
+		t.Errorf("install did not say it wrote in place: %s", stdout)
+	}
+	if backup, _ := os.ReadFile(file + ".bak"); string(backup) != "{\"mcpServers\": {}}\n" {
+		t.Errorf("the backup: %q", backup)
+	}
+
+	ro := filepath.Join(dir, "ro.json")
+	if err := os.WriteFile(ro, []byte("{}\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCmd(t, "", "install", "cursor", "--file", ro, "--config", cfg)
+	got, _ := os.ReadFile(ro)
+	if _, err := os.Stat(ro + ".bak"); code != 1 || string(got) != "{}\n" || err == nil || !strings.Contains(stderr, ro+" is read-only") || !strings.Contains(stderr, "chmod u+w") {
+		t.Errorf("a read-only file: exit %d, backup made %v, stderr %q, file %q", code, err == nil, stderr, got)
+	}
+}

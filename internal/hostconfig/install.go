@@ -22,6 +22,35 @@ type Installed struct {
 	Backup  string // the copy of the file as it was; "" if none was made
 	Created bool   // the file did not exist
 	Changed bool   // false: the file already held the entry, nothing written
+	// InPlace: the file has other hard links, and was written in place
+	// (so that every link sees the change) rather than replaced.
+	InPlace bool
+}
+
+// maxLinks bounds the symbolic links followed to a host's file.
+const maxLinks = 40
+
+// linkTarget returns the file that path names once symbolic links are
+// followed, one after another, also to a target that does not exist yet
+// (a dotfiles link made before its file): that file is written, and the
+// links stay.
+func linkTarget(path string) (string, error) {
+	orig := path
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("%s: reading the symbolic link: %w", path, err)
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("%s: more than %d symbolic links in a row (a loop?): nothing written", orig, maxLinks)
 }
 
 // EditFile applies edit to the file at path and writes the result: only
@@ -30,10 +59,14 @@ type Installed struct {
 // never replaced), atomically (a reader sees the old file or the new
 // one), keeping the file's mode. A new file is 0600 in a folder made
 // 0700. A symbolic link (dotfiles) is followed: the file it points at is
-// edited, the link stays. A file that edit cannot parse is left as it is.
+// edited (or made), the link stays. A file with other hard links is
+// written in place, after the backup, so that the links stay one file. A
+// read-only file (no write permission for its owner) is refused: the user
+// made it so. A file that edit cannot parse is left as it is.
 func EditFile(path string, edit func([]byte) ([]byte, bool, error)) (Installed, error) {
-	if target, err := filepath.EvalSymlinks(path); err == nil {
-		path = target
+	path, err := linkTarget(path)
+	if err != nil {
+		return Installed{}, err
 	}
 	res := Installed{Path: path}
 	data, info, err := userfile.Read(path, maxHostFile)
@@ -53,6 +86,9 @@ func EditFile(path string, edit func([]byte) ([]byte, bool, error)) (Installed, 
 	if !changed || bytes.Equal(out, data) {
 		return res, nil
 	}
+	if !res.Created && mode&0o200 == 0 {
+		return res, fmt.Errorf("%s is read-only (mode %04o): install does not write a file made read-only; make it writable (chmod u+w) and run install again, or add the entry by hand (install --print shows it); the file is unchanged", path, mode)
+	}
 	if res.Created {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return res, fmt.Errorf("making the folder of %s: %w", path, err)
@@ -62,11 +98,34 @@ func EditFile(path string, edit func([]byte) ([]byte, bool, error)) (Installed, 
 			return res, err
 		}
 	}
-	if err := userfile.WriteAtomicMode(path, "."+filepath.Base(path)+".*.tmp", out, mode); err != nil {
+	if !res.Created && hardLinks(info) > 1 {
+		// A rename would leave the other links with the old file.
+		res.InPlace = true
+		if err := writeInPlace(path, out); err != nil {
+			return res, fmt.Errorf("writing %s in place (it has other hard links; the file as it was: %s): %w", path, res.Backup, err)
+		}
+	} else if err := userfile.WriteAtomicMode(path, "."+filepath.Base(path)+".*.tmp", out, mode); err != nil {
 		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
 	res.Changed = true
 	return res, nil
+}
+
+// writeInPlace writes data over the file at path, which keeps its inode
+// and so its other hard links, and syncs it.
+func writeInPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // backup writes data to the first free name of path.bak, path.bak.2, ….
