@@ -39,7 +39,7 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := bin/tools/actionlint-$(ACTIONLINT_VERSION)/actionlint
 
 .PHONY: all build demo test test-deps lint tools bench dist release-check release-deps actionlint \
-	release-notes source-version goreleaser-version clean search-eval screen-eval hosts-e2e
+	release-notes source-version goreleaser-version clean search-eval screen-eval hosts-e2e wine-test
 
 all: build
 
@@ -132,12 +132,22 @@ hosts-e2e: build test-deps $(HOSTS_DIR)/node_modules/.package-lock.json
 $(HOSTS_DIR)/node_modules/.package-lock.json: $(HOSTS_DIR)/package.json $(HOSTS_DIR)/package-lock.json
 	cd $(HOSTS_DIR) && npm ci --no-audit --no-fund --ignore-scripts
 
-## lint: gofmt, go vet (also for Windows, whose files and tests must compile),
-## and staticcheck over the linux and windows builds together
+## wine-test: the Windows build's tests under wine (Debian's wine 8, with the
+## rig of .ci/wine-setup in bin/wine): the core packages' test binaries,
+## cross-compiled, run from their folders, and the Windows end to end test
+## of the real .exe (.ci/run runs it beside make test)
+wine-test: $(NPM_DIR)/node_modules/.package-lock.json
+	bash .ci/wine-test
+
+## lint: gofmt, go vet (also for Windows and macOS on both its processors,
+## whose files and tests must compile: vet type-checks every test file of the
+## build), and staticcheck over the linux and windows builds together
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin GOARCH=amd64 $(GO) vet ./...
 	$(STATICCHECK) -f binary ./... > bin/staticcheck-linux.bin
 	GOOS=windows $(STATICCHECK) -f binary ./... > bin/staticcheck-windows.bin
 	$(STATICCHECK) -merge bin/staticcheck-linux.bin bin/staticcheck-windows.bin
