@@ -19,7 +19,6 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
-	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
@@ -65,43 +64,20 @@ type importOptions struct {
 // runImport implements mcp-workbench import: it turns the servers of a
 // host configuration into a workbench configuration, so that moving to the
 // workbench never means retyping an entry.
-func runImport(ctx context.Context, e *env, args []string) error {
+func runImport(_ context.Context, e *env, args []string) error {
 	opts, err := parseImportArgs(e, args)
 	if err != nil {
 		return e.usageError("import", err)
 	}
 	if opts.src == "" {
-		return listHostFilesUntil(ctx, e.stdout)
+		listHostFiles(e.stdout)
+		return nil
 	}
 	if err := doImport(opts, e.stdout, e.stderr); err != nil {
-		// The error may quote the host's file: what it hides is shown.
-		fmt.Fprintln(e.stderr, "mcp-workbench:", pins.Visible(err.Error()))
+		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// listHostFilesUntil lists the host files unless ctx ends first (SIGINT,
-// SIGTERM): the files are read in a goroutine, and a signal ends the
-// command even while one is being read. Every read is bounded and of
-// regular files only (hostconfig.ReadFile), so none should block; the
-// listing is printed whole at the end.
-func listHostFilesUntil(ctx context.Context, stdout io.Writer) error {
-	done := make(chan string, 1)
-	go func() {
-		var b strings.Builder
-		listHostFiles(&b)
-		done <- b.String()
-	}()
-	select {
-	case out := <-done:
-		// Names and errors come from the files: a terminal escape in
-		// them is shown, not obeyed.
-		_, err := io.WriteString(stdout, pins.Visible(out))
-		return err
-	case <-ctx.Done():
-		return errors.New("import: stopped while reading the host files")
-	}
 }
 
 // parseImportArgs reads the flags and the one PATH.
@@ -158,7 +134,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := hostconfig.ReadFile(opts.src, hostconfig.MaxFileSize)
+	data, err := os.ReadFile(opts.src)
 	if err != nil {
 		return fmt.Errorf("cannot read the host configuration: %w", err)
 	}
@@ -178,9 +154,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		log.Warn("import: " + n)
 	}
 	boxes := hostconfig.Plan(servers, opts.toolbox)
-	for _, n := range hostconfig.Draft(boxes, catalogTools(boxes, log)) {
-		log.Warn("import: " + n)
-	}
+	hostconfig.Draft(boxes, catalogTools(boxes, log))
 	out := hostconfig.Render(boxes)
 
 	warnings, err := hostconfig.Check(out, boxes, os.LookupEnv)
@@ -191,12 +165,8 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	front.WarnConfig(log, warnings)
-	// Names come from the host's file: a terminal escape in them is
-	// shown, not obeyed.
-	var steps strings.Builder
-	printNextSteps(&steps, opts, read.Host, found, boxes)
-	_, err = io.WriteString(stdout, pins.Visible(steps.String()))
-	return err
+	printNextSteps(stdout, opts, read.Host, found, boxes)
+	return nil
 }
 
 // writeNew writes the configuration to opts.out, making its folder (0700)
@@ -376,10 +346,6 @@ var projectFiles = []struct{ host, path string }{
 	{"zed", filepath.Join(".zed", "settings.json")},
 }
 
-// importReadHook, if set (by tests), is called before each host file the
-// listing reads.
-var importReadHook func(path string)
-
 // listHostFiles prints the host files on this machine (the user's, then
 // the project's in the current folder) and the servers each holds, for
 // import without a PATH.
@@ -396,12 +362,7 @@ func listHostFiles(stdout io.Writer) {
 	}
 	n := 0
 	for _, f := range files {
-		if importReadHook != nil {
-			importReadHook(f.path)
-		}
-		// A cloned repository's files may be anything: a named pipe or a
-		// device is refused, a file is read up to a bound.
-		data, err := hostconfig.ReadFile(f.path, hostconfig.MaxFileSize)
+		data, _, err := userfile.Read(f.path, 64<<20)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

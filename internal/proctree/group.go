@@ -46,7 +46,7 @@ func (g *Group) Kill() { g.kill() }
 // treeVar tags the environment of every process a [Group] starts with the
 // group's own value, "TOKEN.N": TOKEN is this workbench's, N the group's.
 // Descendants inherit it, so a stop finds a descendant that left the
-// process group, even one whose parent has exited (Linux).
+// process group, even one whose parent has exited (Linux, macOS).
 const treeVar = "MCP_WORKBENCH_TREE"
 
 // Untagged returns env without the tag of a server's tree: for a process
@@ -66,7 +66,8 @@ var tagSeq atomic.Int64
 func nextTag() string { return token + "." + strconv.FormatInt(tagSeq.Add(1), 10) }
 
 // HasChild reports whether the group's leader has a child process alive,
-// and whether that can be told here at all (Linux only, through /proc). A
-// package runner (npx, uvx) starts the server as its child once it has
-// installed the package: until then, the start is an install.
+// and whether that can be told here at all (Linux and macOS, through their
+// process lists). A package runner (npx, uvx) starts the server as its
+// child once it has installed the package: until then, the start is an
+// install.
 func (g *Group) HasChild() (has, known bool) { return hasChild(g.ID()) }

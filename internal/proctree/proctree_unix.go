@@ -61,8 +61,8 @@ func setGroup(cmd *exec.Cmd) {
 }
 
 // tree is what a stop reaches: the process groups pgids, the processes
-// whose treeVar value match accepts (nil: none), and, on Linux, every
-// process below any of them, whatever its group or session.
+// whose treeVar value match accepts (nil: none), and, on Linux and macOS,
+// every process below any of them, whatever its group or session.
 type tree struct {
 	pgids map[int]bool
 	match func(string) bool
@@ -71,7 +71,7 @@ type tree struct {
 }
 
 // groupsAlive reports whether kill(2) finds a process in any of the
-// groups. Zombies count here; on Linux refresh tells them apart.
+// groups. Zombies count here; on Linux and macOS refresh tells them apart.
 func (t *tree) groupsAlive() bool {
 	for pgid := range t.pgids {
 		if err := syscall.Kill(-pgid, 0); err == nil || errors.Is(err, syscall.EPERM) {

@@ -11,27 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// On Linux a stop reaches more than the process group: a server's child
-// that starts a session of its own (setsid, Node's detached: true) leaves
-// the group, and one whose parent exits is no longer anybody's descendant.
-// Two things find them. Every process started through [Start] carries
-// treeVar in its environment, which its descendants inherit unless they
-// clear it; and the processes below any member of the tree, by parent id,
-// are in it too. The workbench is a child subreaper ([BecomeSubreaper]):
+// Linux's process list is /proc (see tree_procs.go for what a stop does
+// with it). The workbench is a child subreaper there ([BecomeSubreaper]):
 // orphans of its trees are re-parented to it, not to init, and it reaps
 // them once they end.
-//
-// One process below a tree member is not of the tree: one that cleared
-// treeVar and leads a session of its own, both on purpose ([Untagged] and
-// setsid: the shared workbench a workbench run as a server starts, which
-// other sessions use too). A server's sloppy child keeps the tag it
-// inherited.
-
-// procInfo is what /proc/PID/stat says of a process.
-type procInfo struct {
-	ppid, pgrp, sid int
-	zombie          bool
-}
 
 // readProcs reads every process's parent, group and state, and, when
 // match is set, the ids of those whose treeVar value it accepts.
@@ -42,7 +25,6 @@ func readProcs(match func(string) bool) (map[int]procInfo, []int) {
 	}
 	procs := make(map[int]procInfo, len(entries))
 	var tagged []int
-	want := []byte(treeVar + "=")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -60,20 +42,28 @@ func readProcs(match func(string) bool) (map[int]procInfo, []int) {
 		if match == nil || info.zombie {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil {
-			continue // another user's, or gone
-		}
-		for kv := range bytes.SplitSeq(env, []byte{0}) {
-			if v, ok := bytes.CutPrefix(kv, want); ok {
-				if match(string(v)) {
-					tagged = append(tagged, pid)
-				}
-				break
-			}
+		if v, has, err := tagOf(pid); err == nil && has && match(v) {
+			tagged = append(tagged, pid)
 		}
 	}
 	return procs, tagged
+}
+
+// tagOf returns the treeVar value in pid's environment and whether it has
+// one; an error if the environment cannot be read (another user's
+// process, or gone).
+func tagOf(pid int) (string, bool, error) {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false, err
+	}
+	want := []byte(treeVar + "=")
+	for kv := range bytes.SplitSeq(env, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, want); ok {
+			return string(v), true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // parseProcStat reads "PID (COMM) STATE PPID PGRP ...", where COMM may
@@ -94,74 +84,6 @@ func parseProcStat(stat []byte) (procInfo, bool) {
 		return procInfo{}, false
 	}
 	return procInfo{ppid: ppid, pgrp: pgrp, sid: sid, zombie: f[0][0] == 'Z' || f[0][0] == 'X'}, true
-}
-
-// refresh reads /proc again: every live process of the tree's groups, its
-// tagged processes (on the first read only: environments cost more to
-// read, and what a tagged process starts later is found by parent id) and
-// everything below them join the tree. It reports whether any of them is
-// alive.
-func (t *tree) refresh() bool {
-	var match func(string) bool
-	if !t.read {
-		t.read = true
-		match = t.match
-	}
-	procs, tagged := readProcs(match)
-	if procs == nil {
-		return t.groupsAlive() // no /proc: what kill(2) says
-	}
-	children := map[int][]int{}
-	queue := tagged
-	for pid, p := range procs {
-		children[p.ppid] = append(children[p.ppid], pid)
-		if t.pgids[p.pgrp] {
-			queue = append(queue, pid)
-		}
-	}
-	for pid := range t.pids {
-		queue = append(queue, pid)
-	}
-	t.pids = map[int]int{}
-	seen := map[int]bool{}
-	alive := false
-	for len(queue) > 0 {
-		pid := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		if seen[pid] {
-			continue
-		}
-		seen[pid] = true
-		p, ok := procs[pid]
-		if !ok {
-			continue // gone
-		}
-		if !p.zombie {
-			alive = true
-			if !t.pgids[p.pgrp] {
-				t.pids[pid] = p.pgrp
-			}
-		}
-		for _, c := range children[pid] {
-			if !t.left(c, procs[c]) {
-				queue = append(queue, c)
-			}
-		}
-	}
-	return alive
-}
-
-// left reports whether pid, the child of a tree member, left the tree on
-// purpose: it leads a session of its own and has no treeVar (see above).
-func (t *tree) left(pid int, p procInfo) bool {
-	if p.sid != pid || p.zombie || t.pgids[p.pgrp] {
-		return false
-	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	return !bytes.Contains(append([]byte{0}, env...), []byte("\x00"+treeVar+"="))
 }
 
 // own holds the ids of the children this process started itself (servers'

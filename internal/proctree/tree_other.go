@@ -1,11 +1,11 @@
-//go:build unix && !linux
+//go:build unix && !linux && !darwin
 
 package proctree
 
-// Elsewhere than on Linux a stop reaches the process group only: there is
-// no /proc to find a process that left it, and no subreaper. (FreeBSD's
-// procctl(PROC_REAP_ACQUIRE) and macOS's lack of any equivalent are noted
-// in docs/install.md.)
+// Elsewhere than on Linux and macOS a stop reaches the process group
+// only: nothing here lists processes to find one that left it, and there
+// is no subreaper. (FreeBSD's procctl(PROC_REAP_ACQUIRE) is noted in
+// docs/install.md.)
 
 func (t *tree) refresh() bool { return t.groupsAlive() }
 
@@ -16,5 +16,5 @@ func forgetOwn(pid int) {}
 // BecomeSubreaper does nothing here; see the Linux version.
 func BecomeSubreaper() error { return nil }
 
-// hasChild cannot tell without /proc.
+// hasChild cannot tell without a process list.
 func hasChild(int) (has, known bool) { return false, false }
