@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+	"github.com/mcpworkbench/mcp-workbench/internal/shellquote"
 )
 
 const installUsage = `Usage: mcp-workbench install HOST [--config PATH] [--file PATH] [--name NAME]
@@ -71,9 +73,31 @@ type installOptions struct {
 var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]byte, bool, error), report func(res hostconfig.Installed, stdout io.Writer)){}
 
 // hookCommand is the shell command of the workbench's hook for host
-// (mcp-workbench hook HOST) with the configuration cfg, as install writes it.
+// (mcp-workbench hook HOST) with the configuration cfg, as install writes it,
+// quoted for the shell that host runs it with here ([hookShell]).
 func hookCommand(exe, cfg, host string) string {
-	return strings.Join([]string{config.ShellQuote(exe), "hook", host, "--config", config.ShellQuote(cfg)}, " ")
+	return hookShell(runtime.GOOS, host).Command(exe, "hook", host, "--config", cfg)
+}
+
+// hookShell is the shell that host runs its hook commands with on the
+// system goos. Elsewhere than on Windows every host runs them with sh. On
+// Windows Codex runs "%ComSpec% /C command" (cmd.exe; codex-rs/hooks'
+// command runner), Gemini CLI "powershell.exe -NoProfile -Command command"
+// (its hook runner takes the shell of its shell tool, PowerShell on
+// Windows), and Claude Code runs them with Git Bash, which it needs there.
+// cmd.exe ignores single quotes, and PowerShell takes a quoted first word
+// for a string, so the POSIX quoting fails in both.
+func hookShell(goos, host string) shellquote.Shell {
+	if goos != "windows" {
+		return shellquote.POSIX
+	}
+	switch host {
+	case "codex":
+		return shellquote.Cmd
+	case "gemini-cli":
+		return shellquote.PowerShell
+	}
+	return shellquote.POSIX
 }
 
 // hookReport is what install says of the hook it added (added) or found
@@ -187,9 +211,6 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "Wrote %s: %s starts the workbench as %q.\n", res.Path, h.Title, opts.name)
 	default:
 		fmt.Fprintf(stdout, "Added the workbench as %q to %s (the file as it was: %s).\n", opts.name, res.Path, res.Backup)
-	}
-	if res.InPlace {
-		fmt.Fprintf(stdout, "Note: %s has other hard links: it was written in place, so that they all see the change.\n", res.Path)
 	}
 	for _, report := range reports {
 		report(res, stdout)

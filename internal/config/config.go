@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
+	"github.com/mcpworkbench/mcp-workbench/internal/shellquote"
 )
 
 // DefaultPath is the file used when neither --config nor WORKBENCH_CONFIG is given.
@@ -504,11 +506,10 @@ func looksLikeTOML(data []byte) bool {
 	return false
 }
 
-// ShellQuote quotes s for a POSIX shell when it needs it, so that a
-// command line in a message can be pasted as it is.
+// ShellQuote quotes s, when it needs it, for the shell a user of this
+// system types into (cmd.exe on Windows, a POSIX shell elsewhere:
+// shellquote.ForOS), so that a command line in a message can be pasted
+// as it is.
 func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shellquote.ForOS(runtime.GOOS).Quote(s)
 }

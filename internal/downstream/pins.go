@@ -115,22 +115,15 @@ type Withheld struct {
 func ReviewCommand(verb, configPath, toolbox, server, tool string) string {
 	cmd := "mcp-workbench tools " + verb
 	if configPath != "" && configPath != config.DefaultPath {
-		cmd += " --config " + shellQuote(configPath)
+		cmd += " --config " + config.ShellQuote(configPath)
 	}
 	for _, a := range []string{toolbox, server, tool} {
 		if a == "" {
 			break
 		}
-		cmd += " " + shellQuote(a)
+		cmd += " " + config.ShellQuote(a)
 	}
 	return cmd
-}
-
-func shellQuote(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // PinKey returns the server's identity in the pin store (see [PinKeyOf]).

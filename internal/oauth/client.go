@@ -47,16 +47,9 @@ func loginCommand(configPath, toolbox, server string) string {
 		if abs, err := filepath.Abs(configPath); err == nil {
 			configPath = abs
 		}
-		cmd += " --config " + quoteArg(configPath)
+		cmd += " --config " + config.ShellQuote(configPath)
 	}
-	return cmd + " " + quoteArg(toolbox) + " " + quoteArg(server)
-}
-
-func quoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`&|;<>()*?[]#~") {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return cmd + " " + config.ShellQuote(toolbox) + " " + config.ShellQuote(server)
 }
 
 // Error is a login problem of one server: it names the toolbox and server,
