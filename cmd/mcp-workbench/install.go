@@ -212,6 +212,9 @@ func doInstall(opts installOptions, stdout io.Writer) error {
 	default:
 		fmt.Fprintf(stdout, "Added the workbench as %q to %s (the file as it was: %s).\n", opts.name, res.Path, res.Backup)
 	}
+	if res.InPlace {
+		fmt.Fprintf(stdout, "Note: %s has other hard links: it was written in place, so that they all see the change.\n", res.Path)
+	}
 	for _, report := range reports {
 		report(res, stdout)
 	}
