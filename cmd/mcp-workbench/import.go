@@ -19,6 +19,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/frame"
 	"github.com/mcpworkbench/mcp-workbench/internal/front"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
+	"github.com/mcpworkbench/mcp-workbench/internal/pins"
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
@@ -64,20 +65,53 @@ type importOptions struct {
 // runImport implements mcp-workbench import: it turns the servers of a
 // host configuration into a workbench configuration, so that moving to the
 // workbench never means retyping an entry.
-func runImport(_ context.Context, e *env, args []string) error {
+func runImport(ctx context.Context, e *env, args []string) error {
 	opts, err := parseImportArgs(e, args)
 	if err != nil {
 		return e.usageError("import", err)
 	}
 	if opts.src == "" {
-		listHostFiles(e.stdout)
-		return nil
+		return listHostFilesUntil(ctx, e.stdout)
 	}
 	if err := doImport(opts, e.stdout, e.stderr); err != nil {
-		fmt.Fprintln(e.stderr, "mcp-workbench:", err)
+		// The error may quote the host's file: what it hides is shown.
+		fmt.Fprintln(e.stderr, "mcp-workbench:", visible(err.Error()))
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// visible is text from a host's file (names, errors that quote it) as
+// import prints it to a terminal: controls (escape sequences, carriage
+// returns), format characters (bidi overrides, tags) and line and
+// paragraph separators written as \uXXXX, newlines and tabs kept.
+func visible(s string) string {
+	return lineSeparators.Replace(pins.Visible(s))
+}
+
+var lineSeparators = strings.NewReplacer("\u2028", `\u2028`, "\u2029", `\u2029`)
+
+// listHostFilesUntil lists the host files unless ctx ends first (SIGINT,
+// SIGTERM): the files are read in a goroutine, and a signal ends the
+// command even while one is being read. Every read is bounded and of
+// regular files only (hostconfig.ReadFile), so none should block; the
+// listing is printed whole at the end.
+func listHostFilesUntil(ctx context.Context, stdout io.Writer) error {
+	done := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		listHostFiles(&b)
+		done <- b.String()
+	}()
+	select {
+	case out := <-done:
+		// Names and errors come from the files: a terminal escape in
+		// them is shown, not obeyed.
+		_, err := io.WriteString(stdout, visible(out))
+		return err
+	case <-ctx.Done():
+		return errors.New("import: stopped while reading the host files")
+	}
 }
 
 // parseImportArgs reads the flags and the one PATH.
@@ -134,7 +168,7 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(opts.src)
+	data, err := hostconfig.ReadFile(opts.src, hostconfig.MaxFileSize)
 	if err != nil {
 		return fmt.Errorf("cannot read the host configuration: %w", err)
 	}
@@ -154,7 +188,9 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		log.Warn("import: " + n)
 	}
 	boxes := hostconfig.Plan(servers, opts.toolbox)
-	hostconfig.Draft(boxes, catalogTools(boxes, log))
+	for _, n := range hostconfig.Draft(boxes, catalogTools(boxes, log)) {
+		log.Warn("import: " + n)
+	}
 	out := hostconfig.Render(boxes)
 
 	warnings, err := hostconfig.Check(out, boxes, os.LookupEnv)
@@ -165,8 +201,12 @@ func doImport(opts importOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	front.WarnConfig(log, warnings)
-	printNextSteps(stdout, opts, read.Host, found, boxes)
-	return nil
+	// Names come from the host's file: a terminal escape in them is
+	// shown, not obeyed.
+	var steps strings.Builder
+	printNextSteps(&steps, opts, read.Host, found, boxes)
+	_, err = io.WriteString(stdout, visible(steps.String()))
+	return err
 }
 
 // writeNew writes the configuration to opts.out, making its folder (0700)
@@ -346,6 +386,10 @@ var projectFiles = []struct{ host, path string }{
 	{"zed", filepath.Join(".zed", "settings.json")},
 }
 
+// importReadHook, if set (by tests), is called before each host file the
+// listing reads.
+var importReadHook func(path string)
+
 // listHostFiles prints the host files on this machine (the user's, then
 // the project's in the current folder) and the servers each holds, for
 // import without a PATH.
@@ -362,7 +406,12 @@ func listHostFiles(stdout io.Writer) {
 	}
 	n := 0
 	for _, f := range files {
-		data, _, err := userfile.Read(f.path, 64<<20)
+		if importReadHook != nil {
+			importReadHook(f.path)
+		}
+		// A cloned repository's files may be anything: a named pipe or a
+		// device is refused, a file is read up to a bound.
+		data, err := hostconfig.ReadFile(f.path, hostconfig.MaxFileSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
