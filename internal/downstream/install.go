@@ -15,9 +15,10 @@ import (
 // install: a package runner's start is "installing" until the runner
 // starts a child (the server, npx's "sh -c <bin>"), and connectionTimeoutMs
 // counts from there; the install itself is bounded by the install
-// allowance (Options.InstallTimeout). Where a child cannot be seen (no
-// /proc: macOS, Windows) and for docker and podman, whose pulls happen in
-// their daemon, the whole start is given the allowance.
+// allowance (Options.InstallTimeout). The child is seen through the
+// process list (/proc on Linux, sysctl on macOS). Where it cannot be
+// (Windows) and for docker and podman, whose pulls happen in their
+// daemon, the whole start is given the allowance.
 
 // installPoll is how often an installing start looks for the runner's child.
 const installPoll = 100 * time.Millisecond
