@@ -3,6 +3,7 @@ package serverproc
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -89,11 +90,16 @@ func TestRemoveNPXEntryRemovesOnlyAnEntry(t *testing.T) {
 	if err := os.MkdirAll(empty, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	refused := []string{notEntry, empty, "_npx/0123456789abcdef", filepath.Join(dir, "_npx")}
 	link := filepath.Join(dir, "_npx", "1111111111111111")
-	if err := os.Symlink(notEntry, link); err != nil {
+	if err := os.Symlink(notEntry, link); err == nil {
+		refused = append(refused, link)
+	} else if runtime.GOOS == "windows" {
+		t.Logf("a link in the cache is not tried: Windows makes symbolic links only with a privilege or developer mode: %v", err)
+	} else {
 		t.Fatal(err)
 	}
-	for _, p := range []string{notEntry, empty, link, "_npx/0123456789abcdef", filepath.Join(dir, "_npx")} {
+	for _, p := range refused {
 		if err := RemoveNPXEntry(p); err == nil {
 			t.Errorf("RemoveNPXEntry(%s) removed what is no npx cache entry", p)
 		}
