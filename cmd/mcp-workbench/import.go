@@ -386,6 +386,10 @@ var projectFiles = []struct{ host, path string }{
 	{"zed", filepath.Join(".zed", "settings.json")},
 }
 
+// maxProjectFile bounds a project's host file that import with no PATH
+// reads from the current folder.
+const maxProjectFile = 1 << 20
+
 // importReadHook, if set (by tests), is called before each host file the
 // listing reads.
 var importReadHook func(path string)
@@ -394,15 +398,20 @@ var importReadHook func(path string)
 // the project's in the current folder) and the servers each holds, for
 // import without a PATH.
 func listHostFiles(stdout io.Writer) {
-	type file struct{ host, path string }
+	type file struct {
+		host, path string
+		limit      int64
+	}
 	var files []file
 	for _, h := range hostconfig.Hosts {
 		for _, f := range h.Files() {
-			files = append(files, file{h.Name, f})
+			files = append(files, file{h.Name, f, hostconfig.MaxFileSize})
 		}
 	}
+	// A project's files come with the repository: a megabyte is far more
+	// than their servers take, and bounds what parsing them costs.
 	for _, f := range projectFiles {
-		files = append(files, file{f.host, f.path})
+		files = append(files, file{f.host, f.path, maxProjectFile})
 	}
 	n := 0
 	for _, f := range files {
@@ -411,7 +420,7 @@ func listHostFiles(stdout io.Writer) {
 		}
 		// A cloned repository's files may be anything: a named pipe or a
 		// device is refused, a file is read up to a bound.
-		data, err := hostconfig.ReadFile(f.path, hostconfig.MaxFileSize)
+		data, err := hostconfig.ReadFile(f.path, f.limit)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

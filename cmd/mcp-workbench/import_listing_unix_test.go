@@ -97,6 +97,12 @@ func TestImportListingRefusesSpecialFiles(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(repo, ".mcp.json")); err != nil {
 		t.Fatal(err)
 	}
+	// A project's file is read up to a megabyte: this one would take
+	// gigabytes once parsed.
+	huge := `{"mcp": {"a": {"type": "local", "command": ["x"]}}, "x": [` + strings.Repeat("1,", 1<<20) + `1]}`
+	if err := os.WriteFile(filepath.Join(repo, "opencode.json"), []byte(huge), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, stdout, stderr, done := importProcess(t, repo, home)
 	if err := waitExit(t, done, "import with no PATH"); err != nil {
 		t.Fatalf("%v\nstderr: %s", err, stderr)
@@ -106,6 +112,7 @@ func TestImportListingRefusesSpecialFiles(t *testing.T) {
 		filepath.Join(".codex", "config.toml") + " is a named pipe (FIFO), not a regular file: not read",
 		filepath.Join(".gemini", "settings.json") + " is a folder, not a regular file: not read",
 		filepath.Join(".vscode", "mcp.json") + "\n      2 server(s): a, b",
+		"opencode.json is larger than 1 MiB: not read",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
