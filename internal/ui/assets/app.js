@@ -191,7 +191,7 @@ async function loadReview() {
         it.diff ? el("details", {}, el("summary", {}, "Unified diff"), diffView(it.diff)) : ""));
     }
     if (a.pending > 0) {
-      const approve = el("button", { type: "button", id: "review-approve" }, `Approve these ${a.pending} definitions`);
+      const approve = el("button", { type: "button", id: "review-approve" }, a.pending === 1 ? "Approve this definition" : `Approve these ${a.pending} definitions`);
       const keep = el("button", { type: "button", class: "secondary", id: "review-keep" }, "Keep them blocked");
       approve.addEventListener("click", async () => {
         try {
