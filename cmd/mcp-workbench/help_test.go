@@ -69,3 +69,20 @@ func TestCheckHelpNamesItsReports(t *testing.T) {
 		}
 	}
 }
+
+// The help's line for hook names every host whose hook it answers
+// (hookHosts): Gemini CLI's too.
+func TestHelpHookNamesEveryHost(t *testing.T) {
+	_, stdout, _ := runCmd(t, "", "help")
+	var line string
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "hook" {
+			line = l
+		}
+	}
+	for _, h := range hookHosts {
+		if !strings.Contains(line, h.title) {
+			t.Errorf("help's line for hook does not name %s: %q", h.title, line)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -118,6 +119,12 @@ func hookReport(stdout io.Writer, res hostconfig.Installed, title, host string, 
 // runInstall implements mcp-workbench install.
 func runInstall(_ context.Context, e *env, args []string) error {
 	opts, err := parseInstallArgs(e, args)
+	var unknown unknownHostError
+	if errors.As(err, &unknown) {
+		// One line, not the whole usage: the name was only mistyped.
+		fmt.Fprintln(e.stderr, "mcp-workbench: install:", err)
+		return &exitError{code: 2}
+	}
 	if err != nil {
 		return e.usageError("install", err)
 	}
@@ -126,6 +133,26 @@ func runInstall(_ context.Context, e *env, args []string) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// unknownHostError is the one line that answers a HOST install does not
+// know, with the hosts meant when it is the start of their names (gemini,
+// copilot, claude), else with them all.
+type unknownHostError string
+
+func (u unknownHostError) Error() string {
+	var meant []string
+	given := strings.ToLower(strings.TrimSpace(string(u)))
+	for _, h := range hostconfig.Hosts {
+		if given != "" && (strings.HasPrefix(h.Name, given) || strings.HasPrefix(given, h.Name)) {
+			meant = append(meant, h.Name)
+		}
+	}
+	sort.Strings(meant)
+	if len(meant) > 0 {
+		return fmt.Sprintf("unknown host %q: did you mean %s?", string(u), strings.Join(meant, " or "))
+	}
+	return fmt.Sprintf("unknown host %q: want one of %s", string(u), hostconfig.HostNames())
 }
 
 func parseInstallArgs(e *env, args []string) (installOptions, error) {
@@ -148,7 +175,7 @@ func parseInstallArgs(e *env, args []string) (installOptions, error) {
 		return opts, errors.New("--name needs a name")
 	}
 	if opts.host = hostconfig.HostNamed(positional[0]); opts.host == nil {
-		return opts, fmt.Errorf("unknown host %q: want one of %s", positional[0], hostconfig.HostNames())
+		return opts, unknownHostError(positional[0])
 	}
 	if _, err := parseLevel(opts.logLevel); err != nil {
 		return opts, err

@@ -384,3 +384,21 @@ func TestInstallLinks(t *testing.T) {
 		t.Errorf("a read-only file: exit %d, backup made %v, stderr %q, file %q", code, err == nil, stderr, got)
 	}
 }
+
+// TestInstallShortHostNames: what people type for a host (gemini,
+// copilot, claude) gets one line naming the host meant, not the whole
+// usage; a name that is no host's start gets one line naming them all.
+func TestInstallShortHostNames(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for given, want := range map[string]string{
+		"gemini":  `unknown host "gemini": did you mean gemini-cli?`,
+		"copilot": `unknown host "copilot": did you mean copilot-cli?`,
+		"claude":  `unknown host "claude": did you mean claude-code or claude-desktop?`,
+		"emacs":   `unknown host "emacs": want one of claude-code, claude-desktop, cline, codex, copilot-cli, cursor, gemini-cli, opencode, vscode, windsurf, zed`,
+	} {
+		code, stdout, stderr := runCmd(t, "", "install", given)
+		if code != 2 || stdout != "" || stderr != "mcp-workbench: install: "+want+"\n" {
+			t.Errorf("install %s: exit %d, stdout %q, stderr %q; want 2 and the one line %q", given, code, stdout, stderr, want)
+		}
+	}
+}

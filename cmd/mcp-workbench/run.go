@@ -43,7 +43,7 @@ func commands() []*command {
 		{name: "ui", summary: "a web page on 127.0.0.1: live state, search and call, review of changed tools", usage: uiUsage, run: runUI},
 		{name: "stop-shared", summary: "stop the shared workbench of a configuration", usage: stopSharedUsage, run: runStopShared},
 		{name: "serve-shared", summary: "run the shared workbench of a configuration (serve starts it)", usage: serveSharedUsage, run: runServeShared},
-		{name: "hook", summary: "Claude Code's and Codex's PreToolUse hook: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
+		{name: "hook", summary: "the pre-tool hook of Claude Code, Codex and Gemini CLI: the permission rules for use_tool's inner tool", usage: hookUsage, run: runHook},
 		{name: "install", summary: "add the workbench to a host's own file (Codex, VS Code, Gemini CLI, …)", usage: installUsage, run: runInstall},
 		{name: "import", summary: "turn a host's mcpServers into a workbench configuration", usage: importUsage, run: runImport},
 		{name: "help", summary: "show the help of mcp-workbench or of one command", usage: helpUsage, run: runHelp},
