@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"strings"
 	"testing"
 	"time"
@@ -508,4 +509,50 @@ func TestSplitInterleaved(t *testing.T) {
 			t.Errorf("SplitInterleaved(%s) = %q, %q; want %q, %q", c.line, head, msg, c.head, c.msg)
 		}
 	}
+}
+
+// TestReaderKeepsWhatFollowsALongLine: whatever a read brings after the
+// newline that ends a line being skipped is kept: the next message after a
+// line past the limit, or one written inside it past the limit (which ends
+// it), is read, whatever the sizes of the reads (chosen at random, with a
+// fixed seed) and wherever the limit falls.
+func TestReaderKeepsWhatFollowsALongLine(t *testing.T) {
+	rnd := rand.New(rand.NewSource(42))
+	head := `{"jsonrpc":"2.0","id":"wb-1","result":{"content":[{"type":"text","text":"`
+	tail := `"}]}}`
+	answer := `{"jsonrpc":"2.0","id":"wb-2","result":{"content":[{"type":"text","text":"after"}]}}`
+	for i := range 300 {
+		limit := bufSize + rnd.Intn(300<<10)
+		pad := limit + 1 + rnd.Intn(200<<10) - len(head) - len(tail)
+		var input, where string
+		if rnd.Intn(2) == 0 {
+			where = "after the line"
+			input = head + strings.Repeat("x", pad) + tail + "\n" + answer + "\n"
+		} else {
+			where = "inside the line, past the limit"
+			at := limit - len(head) + 1 + rnd.Intn(pad-(limit-len(head)))
+			input = head + strings.Repeat("x", at) + answer + "\n" + strings.Repeat("x", pad-at) + tail + "\n"
+		}
+		step := 1 + rnd.Intn(200<<10)
+		got := readLines(t, NewReader(&randomReads{data: input, rnd: rnd, max: step}, limit))
+		if len(got) < 2 || got[0] != "(too long)" || got[1] != answer {
+			t.Fatalf("case %d, the answer %s (limit %d, reads of up to %d bytes): lines %.200q; want the answer after the long line's report", i, where, limit, step, got)
+		}
+	}
+}
+
+// randomReads reads data in pieces of 1 to max bytes, at random.
+type randomReads struct {
+	data string
+	rnd  *rand.Rand
+	max  int
+}
+
+func (r *randomReads) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), 1+r.rnd.Intn(r.max))], r.data)
+	r.data = r.data[n:]
+	return n, nil
 }

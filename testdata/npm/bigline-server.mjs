@@ -5,7 +5,10 @@
 // text it is given. Messages are written in turn, so that an answer never
 // lands inside another; with BIG_INTERLEAVE=1 the server answers requests
 // at once instead, also between the pieces of a long line: their lines
-// land inside it, and the first of them ends it.
+// land inside it, and the first of them ends it. With BIG_INTERLEAVE=tail
+// the server writes a long line but for its end, waits for the next
+// request, and writes the line's end and that request's answer in one
+// write: the answer right after the newline, in the same read.
 // Usage: node bigline-server.mjs
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -14,7 +17,16 @@ const bigBytes = Number(process.env.BIG_BYTES ?? 70 * 1024 * 1024);
 const piece = 1024 * 1024;
 
 let queue = Promise.resolve();
+// tailWaits, when set, takes the next answer: the end of a long line
+// waits for it (BIG_INTERLEAVE=tail).
+let tailWaits = null;
 function send(message) {
+  if (tailWaits) {
+    const take = tailWaits;
+    tailWaits = null;
+    take(JSON.stringify(message) + "\n");
+    return queue;
+  }
   if (process.env.BIG_INTERLEAVE === "1") {
     process.stdout.write(JSON.stringify(message) + "\n");
     return queue;
@@ -27,6 +39,7 @@ function send(message) {
 // is about size bytes, in pieces.
 function sendPadded(head, size, tail) {
   queue = queue.then(async () => {
+    const next = process.env.BIG_INTERLEAVE === "tail" ? new Promise((resolve) => { tailWaits = resolve; }) : null;
     await write(head);
     let left = size - head.length - tail.length;
     const chunk = "x".repeat(piece);
@@ -34,7 +47,7 @@ function sendPadded(head, size, tail) {
       await write(left >= piece ? chunk : chunk.slice(0, left));
       left -= piece;
     }
-    await write(tail);
+    await write(next ? tail + (await next) : tail);
   });
   return queue;
 }
