@@ -1,7 +1,8 @@
 // Package ui is mcp-workbench ui: a web page on 127.0.0.1 that shows the
-// user's running workbenches (Now), searches and calls tools (Try) and
-// approves changed tool definitions (Review). The page's assets are
-// embedded; every request needs the secret token printed with the
+// user's running workbenches (Now), searches and calls tools (Try),
+// approves changed tool definitions (Review), and signs in to remote
+// servers or out of them (Logins). The page's assets are embedded; every
+// request needs the secret token printed with the
 // address (as Jupyter does), its Host must name the loopback address it
 // listens on (DNS rebinding), and a state change is a POST from the page's
 // own origin (CSRF). Nothing here runs in a workbench that serves a host:
@@ -66,6 +67,11 @@ type Server struct {
 	hosts map[string]bool // the Host values a request may name
 	mux   *http.ServeMux
 
+	// ctx ends when the server does: the sign-ins it started end with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	logins logins
+
 	wbMu  sync.Mutex
 	wb    *workbench.Workbench // the Try page's, made on first use
 	wbCfg *config.Config
@@ -84,7 +90,8 @@ func New(o Options) (*Server, error) {
 			return workbench.New(cfg, workbench.Options{Version: o.Version, Logger: o.Logger})
 		}
 	}
-	s := &Server{o: o, log: o.Logger, token: o.Token}
+	s := &Server{o: o, log: o.Logger, token: o.Token, logins: logins{busy: map[string]bool{}, last: map[string]string{}}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if s.token == "" {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
@@ -156,6 +163,7 @@ func (s *Server) allowHosts(ln net.Listener) {
 }
 
 func (s *Server) closeWorkbench() {
+	s.cancel()
 	s.wbMu.Lock()
 	defer s.wbMu.Unlock()
 	if s.wb != nil {
@@ -250,6 +258,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/tools", s.handleTools)
 	m.HandleFunc("GET /api/review", s.handleReview)
 	m.HandleFunc("POST /api/approve", s.handleApprove)
+	m.HandleFunc("GET /api/logins", s.handleLogins)
+	m.HandleFunc("POST /api/login", s.handleLogin)
+	m.HandleFunc("POST /api/logout", s.handleLogout)
 	s.mux = m
 }
 

@@ -23,9 +23,10 @@ async function post(path, body) {
 }
 
 // --- pages -----------------------------------------------------------------
-const pages = ["now", "try", "review"];
+const pages = ["now", "try", "review", "logins"];
 function show(name) {
   if (!pages.includes(name)) name = "now";
+  if (name === "logins") loadLogins();
   for (const p of pages) {
     document.getElementById(p).hidden = p !== name;
     document.getElementById("tab-" + p).setAttribute("aria-selected", p === name ? "true" : "false");
@@ -208,6 +209,58 @@ async function loadReview() {
   }
 }
 document.getElementById("review-load").addEventListener("click", loadReview);
+
+// --- Logins ----------------------------------------------------------------
+let loginPoll = null;
+async function loadLogins() {
+  const out = document.getElementById("logins-list");
+  try {
+    const r = await fetch("api/logins", { credentials: "same-origin" });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    const list = await r.json();
+    if (!list.length) { out.replaceChildren(el("p", {}, "No server of the configuration logs in with OAuth.")); return; }
+    const rows = list.map(l => {
+      const id = `${l.toolbox}/${l.server}`;
+      const actions = el("td", { "data-label": "Action" });
+      if (l.busy) actions.append(el("span", { class: "hint" }, "signing in…"));
+      else if (l.loggedIn) {
+        const b = el("button", { type: "button", class: "secondary", "data-logout": id }, "Sign out");
+        b.addEventListener("click", async () => {
+          try { await post("api/logout", { toolbox: l.toolbox, server: l.server }); } catch (e) { out.append(el("p", { class: "err", role: "alert" }, e.message)); }
+          loadLogins();
+        });
+        actions.append(b);
+      } else {
+        const b = el("button", { type: "button", "data-login": id }, "Sign in");
+        b.addEventListener("click", async () => {
+          try {
+            const a = await post("api/login", { toolbox: l.toolbox, server: l.server });
+            if (a.authURL) {
+              actions.replaceChildren(el("a", { href: a.authURL, target: "_blank", rel: "noopener noreferrer", id: "login-link" }, "Open the sign-in page of " + id));
+              actions.querySelector("a").focus();
+              if (!loginPoll) loginPoll = setInterval(loadLogins, 1000);
+            } else {
+              actions.replaceChildren(el("span", {}, a.message));
+            }
+          } catch (e) { actions.replaceChildren(el("span", { class: "err", role: "alert" }, e.message)); }
+        });
+        actions.append(b);
+      }
+      return el("tr", { "data-login-row": id, "data-logged-in": l.loggedIn ? "yes" : "no" },
+        el("td", { "data-label": "Server" }, el("code", {}, id)),
+        el("td", { "data-label": "Login" }, badge(l.loggedIn ? "connected" : "login", l.loggedIn ? "signed in" : "not signed in"), el("div", { class: "hint" }, l.status), l.last ? el("div", { class: "hint" }, "Last sign-in here: " + l.last) : ""),
+        actions);
+    });
+    // A row being signed in keeps its link until the sign-in ends.
+    if (list.some(l => l.busy) && document.getElementById("login-link")) return;
+    if (!list.some(l => l.busy) && loginPoll) { clearInterval(loginPoll); loginPoll = null; }
+    out.replaceChildren(el("table", {},
+      el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Server"), el("th", { scope: "col" }, "Login"), el("th", { scope: "col" }, "Action"))),
+      el("tbody", {}, rows)));
+  } catch (e) {
+    out.replaceChildren(el("p", { class: "err", role: "alert" }, e.message));
+  }
+}
 
 show(location.hash.slice(1));
 startNow();
