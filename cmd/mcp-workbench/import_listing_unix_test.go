@@ -119,9 +119,15 @@ func TestImportListingRefusesSpecialFiles(t *testing.T) {
 		}
 	}
 
+	// Given as PATH, a named pipe is refused too.
+	code, _, errOut := runImportCmd(t, fifo, "--out", filepath.Join(t.TempDir(), "wb.json"))
+	if want := "cannot read the host configuration: " + fifo + " is a named pipe (FIFO), not a regular file: not read"; code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("import FIFO: exit %d, stderr lacks %q:\n%s", code, want, errOut)
+	}
+
 	// Importing the VS Code file names each envFile that is not read.
 	t.Chdir(repo)
-	code, _, errOut := runImportCmd(t, vscode, "--out", filepath.Join(t.TempDir(), "wb.json"))
+	code, _, errOut = runImportCmd(t, vscode, "--out", filepath.Join(t.TempDir(), "wb.json"))
 	for _, want := range []string{fifo + " (it is a named pipe (FIFO), not a regular file: not read)", "/dev/zero (it is a device, not a regular file: not read)"} {
 		if code != 0 || !strings.Contains(errOut, want) {
 			t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, errOut)
