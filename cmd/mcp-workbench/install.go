@@ -29,7 +29,11 @@ Cline's cline_mcp_settings.json.
 Only the workbench's entry is written (for Codex, also the workbench's
 PreToolUse hook, one [[hooks.PreToolUse]] table appended; for Gemini CLI, its
 BeforeTool hook, one element appended to hooks.BeforeTool: mcp-workbench help
-hook): every other key, comment and line of the file stays as it is. The file as it was is copied beside it first
+hook): every other key, comment and line of the file stays as it is. In an
+entry already there only type, command and args are written again: what you
+added to it (env, a timeout, autoApprove, comments) stays. A symbolic link is
+followed (the link stays), a file with other hard links is written in place,
+and a read-only file is refused. The file as it was is copied beside it first
 (FILE.bak, or FILE.bak.2, …), and written whole or not at all. A second run
 changes nothing. A file that does not parse is left untouched.
 
