@@ -61,30 +61,6 @@ func windowsNode(t *testing.T) string {
 	return filepath.Dir(node)
 }
 
-// npmShim writes, in a folder with a space in its name, the .cmd file npm
-// writes for an installed package's bin (cmd-shim's older form, which wine's
-// cmd.exe runs; npm's current one stops in wine's cmd.exe at its
-// "goto #_undefined_#"), starting script with node.
-func npmShim(t *testing.T, name, script string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "npm global", "bin")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	shim := "@IF EXIST \"%~dp0\\node.exe\" (\r\n" +
-		"  \"%~dp0\\node.exe\"  \"" + script + "\" %*\r\n" +
-		") ELSE (\r\n" +
-		"  @SETLOCAL\r\n" +
-		"  @SET PATHEXT=%PATHEXT:;.JS;=;%\r\n" +
-		"  node  \"" + script + "\" %*\r\n" +
-		")\r\n"
-	p := filepath.Join(dir, name+".cmd")
-	if err := os.WriteFile(p, []byte(shim), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // memoryServerShim returns a .cmd that starts the official memory server
 // pinned in testdata/npm, with node.exe on PATH for the workbench and its
 // servers.
@@ -95,7 +71,7 @@ func memoryServerShim(t *testing.T) string {
 		t.Fatalf("the memory server is not installed: run 'make test-deps' (npm ci in testdata/npm): %v", err)
 	}
 	t.Setenv("PATH", windowsNode(t)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return npmShim(t, "mcp-server-memory", script)
+	return fakeserver.NPMShim(t, "mcp-server-memory", script)
 }
 
 // windowsHome points every folder of the user (HOME, USERPROFILE, APPDATA,

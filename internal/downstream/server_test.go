@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -443,6 +444,9 @@ func TestStoppingKeepsStdoutOpenUntilExit(t *testing.T) {
 }
 
 func TestCloseStopsTheProcessTree(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the wrapper is a POSIX shell script; on Windows, the Job Object's end of a .cmd's node.exe is checked by cmd/mcp-workbench's TestWindowsKillEndsServers and TestWindowsMemoryServerBehindCmd")
+	}
 	h := newHarness(t)
 	cfg := h.config("wrapped")
 	// A wrapper whose child outlives it unless the whole group is stopped.
@@ -457,6 +461,9 @@ func TestCloseStopsTheProcessTree(t *testing.T) {
 		t.Fatal(err, res)
 	}
 	pids, ok := fakeserver.Tagged(h.tag)
+	if !ok {
+		t.Log("process trees are listed through /proc, which this system lacks: only Close and the refused Connect are checked here")
+	}
 	if ok && len(pids) < 3 {
 		t.Fatalf("expected server, sleep and spawned sleep tagged, got %v", pids)
 	}

@@ -694,10 +694,16 @@ func (f *fake) addTools() {
 		return text("bad_schema ran"), nil
 	})
 	if ref := os.Getenv(EnvRefFile); ref != "" {
+		// A file URL of the path, as JSON: file:///C:/… on Windows.
+		p := filepath.ToSlash(ref)
+		if !strings.HasPrefix(p, "/") {
+			p = "/" + p
+		}
+		u, _ := json.Marshal("file://" + p)
 		f.server.AddTool(&mcp.Tool{
 			Name:        "ref",
 			Description: "Its inputSchema refers to a schema file, which the workbench must not read.",
-			InputSchema: schema(`{"type":"object","properties":{"x":{"$ref":"file://` + ref + `"}}}`),
+			InputSchema: schema(`{"type":"object","properties":{"x":{"$ref":` + string(u) + `}}}`),
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			f.record(CallsFile, "ref")
 			return text("ref ran"), nil

@@ -3,10 +3,12 @@ package fakeserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -141,13 +143,80 @@ func RepoRoot(t testing.TB) string {
 // skipped elsewhere, with the command that installs it.
 func NPMServer(t testing.TB, bin string) string {
 	t.Helper()
-	p := filepath.Join(RepoRoot(t), "testdata", "npm", "node_modules", ".bin", bin)
+	root := RepoRoot(t)
+	p := filepath.Join(root, "testdata", "npm", "node_modules", ".bin", bin)
+	if runtime.GOOS == "windows" {
+		// npm on Windows writes BIN.cmd beside BIN. Installed by npm on
+		// another system (the wine rig installs on Linux), .bin holds
+		// links no Windows program can start: a .cmd as npm writes it
+		// starts the package's script with the node on PATH.
+		if _, err := os.Stat(p + ".cmd"); err == nil {
+			return p + ".cmd"
+		}
+		if script := npmBinScript(filepath.Join(root, "testdata", "npm", "node_modules"), bin); script != "" {
+			return NPMShim(t, bin, script)
+		}
+	}
 	if _, err := os.Stat(p); err != nil {
 		msg := bin + " is not installed: run 'make test-deps' (npm ci in testdata/npm)"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
+	}
+	return p
+}
+
+// npmBinScript returns the script of the installed package (scoped or
+// not) under modules whose package.json names bin, or "".
+func npmBinScript(modules, bin string) string {
+	dirs, _ := filepath.Glob(filepath.Join(modules, "*", "package.json"))
+	scoped, _ := filepath.Glob(filepath.Join(modules, "@*", "*", "package.json"))
+	for _, pj := range append(dirs, scoped...) {
+		data, err := os.ReadFile(pj)
+		if err != nil {
+			continue
+		}
+		var pkg struct {
+			Name string          `json:"name"`
+			Bin  json.RawMessage `json:"bin"`
+		}
+		if json.Unmarshal(data, &pkg) != nil {
+			continue
+		}
+		var one string
+		var many map[string]string
+		switch {
+		case json.Unmarshal(pkg.Bin, &many) == nil && many[bin] != "":
+			return filepath.Join(filepath.Dir(pj), filepath.FromSlash(many[bin]))
+		case json.Unmarshal(pkg.Bin, &one) == nil && one != "" && path.Base(pkg.Name) == bin:
+			return filepath.Join(filepath.Dir(pj), filepath.FromSlash(one))
+		}
+	}
+	return ""
+}
+
+// NPMShim writes, in a temporary folder with a space in its name, the .cmd
+// file npm writes for an installed package's bin name, starting script
+// with node (node.exe beside the .cmd, else the one on PATH), and returns
+// its path. It is cmd-shim's older form, which wine's cmd.exe runs too
+// (npm's current one stops in wine's cmd.exe at its "goto #_undefined_#").
+func NPMShim(t testing.TB, name, script string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "npm global")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	shim := "@IF EXIST \"%~dp0\\node.exe\" (\r\n" +
+		"  \"%~dp0\\node.exe\"  \"" + script + "\" %*\r\n" +
+		") ELSE (\r\n" +
+		"  @SETLOCAL\r\n" +
+		"  @SET PATHEXT=%PATHEXT:;.JS;=;%\r\n" +
+		"  node  \"" + script + "\" %*\r\n" +
+		")\r\n"
+	p := filepath.Join(dir, name+".cmd")
+	if err := os.WriteFile(p, []byte(shim), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	return p
 }
