@@ -475,16 +475,6 @@ func memberText(name string, v any, ind, unit string) string {
 	return b.String()
 }
 
-// holds reports whether have has every key of want with an equal value.
-func holds(have, want map[string]any) bool {
-	for k, v := range want {
-		if !reflect.DeepEqual(have[k], v) {
-			return false
-		}
-	}
-	return true
-}
-
 // without returns v, a decoded document, with the member name of the
 // object at container taken out, so that two documents can be compared
 // but for our entry.
