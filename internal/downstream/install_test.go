@@ -23,7 +23,17 @@ func (h *harness) runnerConfig(name, gate string, extra ...string) *config.Serve
 	if runtime.GOOS == "windows" {
 		npx += ".exe"
 	}
-	if err := os.Symlink(cfg.Command, npx); err != nil {
+	if runtime.GOOS == "windows" {
+		// A copy: a link would be the running test binary's own file,
+		// which Windows does not let t.TempDir's clean-up delete.
+		data, err := os.ReadFile(cfg.Command)
+		if err == nil {
+			err = os.WriteFile(npx, data, 0o700)
+		}
+		if err != nil {
+			h.t.Fatal(err)
+		}
+	} else if err := os.Symlink(cfg.Command, npx); err != nil {
 		if err := os.Link(cfg.Command, npx); err != nil {
 			h.t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,7 +156,11 @@ func TestDeathIsNoticedWithoutACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	fakeserver.Eventually(t, "the death to be noticed", func() bool { return s.State().Status == StatusError })
-	if st := s.State(); !strings.Contains(st.Err.Error(), "signal: killed") {
+	killed := "signal: killed"
+	if runtime.GOOS == "windows" {
+		killed = "exit status 1" // Process.Kill is TerminateProcess with status 1
+	}
+	if st := s.State(); !strings.Contains(st.Err.Error(), killed) {
 		t.Errorf("state error = %v", st.Err)
 	}
 	if _, err := s.Call(ctxT(t), "echo", nil, nil); err != nil {
