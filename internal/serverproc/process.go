@@ -40,8 +40,15 @@ type Process struct {
 
 	stderrDone chan struct{} // closed once the child's stderr is all forwarded
 
+	found Found // where a command PATH lacks was found, or zero
+
 	stopOnce sync.Once
 }
+
+// FoundElsewhere says where the command was found when PATH did not have
+// it (the login shell's PATH or the usual folders; see lookpath.go), or
+// returns the zero Found. The server's PATH starts with that folder.
+func (p *Process) FoundElsewhere() Found { return p.found }
 
 // StartError is a failure to start the command at all. Retrying cannot help.
 type StartError struct{ Err error }
@@ -60,6 +67,13 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		}
 	}
 	cmd := serverCommand(cfg.Command, cfg.Args...)
+	var found Found
+	if errors.Is(cmd.Err, exec.ErrNotFound) && filepath.Base(cfg.Command) == cfg.Command {
+		// Not in PATH: a GUI host's short PATH, perhaps (see lookpath.go).
+		if path, f := findElsewhere(cfg.Command); path != "" {
+			cmd, found = serverCommand(path, cfg.Args...), f
+		}
+	}
 	if cmd.Err != nil {
 		return nil, &StartError{describeStartErr(cfg.Command, cfg.Cwd, cmd.Err)}
 	}
@@ -69,6 +83,9 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 		base = os.Environ()
 	}
 	cmd.Env = mergeEnv(base, cfg.Env)
+	if found.Dir != "" {
+		cmd.Env = withPathFirst(cmd.Env, found.Dir)
+	}
 
 	// Our own pipes, not cmd.StdoutPipe: Wait must not close our end of
 	// stdout before we have read the child's last words, and a grandchild
@@ -105,6 +122,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 	}
 	p := &Process{
 		cmd:        cmd,
+		found:      found,
 		stdin:      inW,
 		group:      group,
 		wd:         wd,
@@ -136,16 +154,27 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 // evaluates a relative Path from its Dir), else from the workbench's own
 // working directory, which the host chooses.
 func describeStartErr(command, cwd string, err error) error {
+	return describeStartErrOn(hostPaths, command, cwd, err)
+}
+
+// describeStartErrOn is describeStartErr with the path rules of an OS
+// given, so that Windows' cases are checked on every OS. Only a command
+// named without a folder is looked up in PATH: on Windows, exec reports
+// a path without an extension that matches nothing (C:\srv\server,
+// bin\server with the PATHEXT extensions tried) as not found, as it does a
+// name PATH lacks, but such a path does not exist.
+func describeStartErrOn(pr pathRules, command, cwd string, err error) error {
+	named := pr.hasDir(command)
 	switch {
-	case errors.Is(err, exec.ErrNotFound):
-		return fmt.Errorf("command %q not found in PATH", command)
-	case errors.Is(err, fs.ErrNotExist):
-		if !filepath.IsAbs(command) && cwd != "" {
-			return fmt.Errorf("command %q does not exist (looked for %s: a relative command is taken from the server's \"cwd\"; give a path from there, or an absolute one)", command, filepath.Join(cwd, command))
+	case errors.Is(err, exec.ErrNotFound) && !named:
+		return fmt.Errorf("command %q not found in PATH, nor in the login shell's PATH or the folders where the usual installers put programs (Homebrew, npm, nvm, Volta, uv)", command)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, exec.ErrNotFound):
+		if !pr.isAbs(command) && cwd != "" {
+			return fmt.Errorf("command %q does not exist (looked for %s: a relative command is taken from the server's \"cwd\"; give a path from there, or an absolute one)", command, pr.join(cwd, command))
 		}
-		if !filepath.IsAbs(command) {
-			if abs, aerr := filepath.Abs(command); aerr == nil {
-				return fmt.Errorf("command %q does not exist (looked for %s: a relative command without \"cwd\" is taken from the workbench's working directory, which the host chooses; set \"cwd\" or give an absolute path)", command, abs)
+		if !pr.isAbs(command) {
+			if wd, werr := os.Getwd(); werr == nil {
+				return fmt.Errorf("command %q does not exist (looked for %s: a relative command without \"cwd\" is taken from the workbench's working directory, which the host chooses; set \"cwd\" or give an absolute path)", command, pr.join(wd, command))
 			}
 		}
 		return fmt.Errorf("command %q does not exist", command)
@@ -153,6 +182,20 @@ func describeStartErr(command, cwd string, err error) error {
 		return fmt.Errorf("command %q is not executable (permission denied)", command)
 	}
 	return fmt.Errorf("starting %q: %w", command, err)
+}
+
+// pathRules are an OS's rules for file paths: filepath's for the OS the
+// workbench runs on (the tests have Windows' for other OSes).
+type pathRules struct {
+	isAbs  func(string) bool
+	hasDir func(string) bool // a path, not a bare program name
+	join   func(dir, rel string) string
+}
+
+var hostPaths = pathRules{
+	isAbs:  filepath.IsAbs,
+	hasDir: func(p string) bool { return filepath.Base(p) != p },
+	join:   func(dir, rel string) string { return filepath.Join(dir, rel) },
 }
 
 // mergeEnv returns base with the variables of extra set, replacing any of

@@ -89,6 +89,7 @@ while :; do sleep 0.05; done`
 // TestStartErrors: a missing command and a cwd that is not a folder are
 // StartErrors, named.
 func TestStartErrors(t *testing.T) {
+	shortPathHome(t, "") // no login shell of the runner's, no folders of its home
 	var stderr fakeserver.Buffer
 	_, err := Start(&config.Server{Name: "s", Command: "mcp-workbench-no-such-command"}, "[s]", &stderr, nil)
 	if se, ok := err.(*StartError); !ok || !strings.Contains(se.Error(), `command "mcp-workbench-no-such-command" not found in PATH`) {
