@@ -15,20 +15,44 @@ import (
 // with flags (FILE_INFORMATION_CLASS; Windows 10 1709 and later).
 const fileRenameInformationEx = 65
 
-// rename replaces newpath by oldpath with POSIX semantics where the
-// system has them (NTFS on Windows 10 1709 and later, as Rust's
-// std::fs::rename does): the name is replaced even while other processes
-// have the old file open, if they opened it sharing deletion, as [Open]
-// does. Where that fails (older systems, other file systems, wine 8,
-// which answers STATUS_NOT_IMPLEMENTED) it is os.Rename (MoveFileEx),
-// which fails while any reader has newpath open, and [Rename] retries.
+// rename replaces newpath by oldpath so that a reader that has newpath
+// open, sharing it for deletion as [Open] does, does not hold up the
+// replace, which MoveFileEx (os.Rename) fails with "access denied" while
+// any process has newpath open. First by a rename with POSIX semantics
+// (NTFS on Windows 10 1709 and later, as Rust's std::fs::rename does),
+// then by ReplaceFile, which replaces a file open with FILE_SHARE_DELETE
+// where that fails (older systems, other file systems, wine 8, which
+// answers the former STATUS_NOT_IMPLEMENTED), then by os.Rename (no
+// newpath yet), whose error [Rename] sees: these ways never do worse than
+// os.Rename alone.
 func rename(oldpath, newpath string) error {
-	if renamePOSIX(oldpath, newpath) == nil {
+	if renamePOSIX(oldpath, newpath) == nil || replaceFile(oldpath, newpath) == nil {
 		return nil
 	}
-	// Not supported here, or failed: MoveFileEx's answer is the one that
-	// counts, so that this way can never do worse than os.Rename.
 	return os.Rename(oldpath, newpath)
+}
+
+var procReplaceFileW = windows.NewLazySystemDLL("kernel32.dll").NewProc("ReplaceFileW")
+
+// replaceFile replaces the existing file newpath by oldpath with
+// ReplaceFileW, no backup, ignoring errors of merging the old file's
+// attributes and ACL into the new one (the folder's ACL decides).
+func replaceFile(oldpath, newpath string) error {
+	const replacefileIgnoreMergeErrors, replacefileIgnoreACLErrors = 0x2, 0x4
+	replaced, err := windows.UTF16PtrFromString(newpath)
+	if err != nil {
+		return err
+	}
+	replacement, err := windows.UTF16PtrFromString(oldpath)
+	if err != nil {
+		return err
+	}
+	r, _, err := procReplaceFileW.Call(uintptr(unsafe.Pointer(replaced)), uintptr(unsafe.Pointer(replacement)), 0,
+		replacefileIgnoreMergeErrors|replacefileIgnoreACLErrors, 0, 0)
+	if r == 0 {
+		return err
+	}
+	return nil
 }
 
 func renamePOSIX(oldpath, newpath string) error {

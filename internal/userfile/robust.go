@@ -24,6 +24,12 @@ import (
 // reported soon.
 const retryFor = 2 * time.Second
 
+// missingFor bounds how long [Open] waits for a file that is not there on
+// Windows: ReplaceFile, which [Rename] uses there, leaves the name empty
+// between its two steps, and a reader must not take that for a file never
+// written. A file that is really missing costs this much once.
+const missingFor = 50 * time.Millisecond
+
 // maxWait bounds one wait between attempts, so that a writer gets many
 // chances within [retryFor] to find no reader holding the file: with
 // MoveFileEx any reader's handle fails the replace, and readers that
@@ -36,6 +42,7 @@ const maxWait = 20 * time.Millisecond
 const (
 	errAccessDenied     = 5  // ERROR_ACCESS_DENIED: replace or remove of a file open without FILE_SHARE_DELETE, or pending deletion
 	errSharingViolation = 32 // ERROR_SHARING_VIOLATION: open of a file that another process is replacing
+	errFileNotFound     = 2  // ERROR_FILE_NOT_FOUND: also the moment inside another process's ReplaceFile
 )
 
 // transient reports whether err, from a file operation on the system goos
@@ -54,6 +61,15 @@ func transient(goos string, err error) bool {
 	return errno == errAccessDenied || errno == errSharingViolation
 }
 
+// missingNow reports whether err, from opening a file on the system goos,
+// may be another process's replace in progress rather than a missing
+// file: ERROR_FILE_NOT_FOUND on Windows (not ERROR_PATH_NOT_FOUND, a
+// missing folder, which no replace makes).
+func missingNow(goos string, err error) bool {
+	var errno syscall.Errno
+	return goos == "windows" && errors.As(err, &errno) && errno == errFileNotFound
+}
+
 // retrier runs an operation again while it fails with an error that
 // again accepts, until bound has passed; its clock is a field so that the
 // bound can be tested without waiting.
@@ -63,7 +79,10 @@ type retrier struct {
 	sleep func(time.Duration)
 }
 
-var plainRetrier = retrier{bound: retryFor, now: time.Now, sleep: time.Sleep}
+var (
+	plainRetrier   = retrier{bound: retryFor, now: time.Now, sleep: time.Sleep}
+	missingRetrier = retrier{bound: missingFor, now: time.Now, sleep: time.Sleep}
+)
 
 // do runs op until it succeeds, fails with an error that again rejects,
 // or bound has passed; it returns op's last error. The waits between
@@ -105,13 +124,19 @@ func Remove(path string) error {
 // another process is replacing it. On Windows the file is opened so that
 // another process may replace or remove it meanwhile (FILE_SHARE_DELETE,
 // which os.Open does not give): a reader does not hold up a writer. A
-// missing file is not waited for: it is the usual case of a file not
-// written yet, where Go's robustio also answers at once.
+// missing file is waited for only briefly (missingFor), on Windows only:
+// it is the usual case of a file not written yet.
 func Open(path string) (*os.File, error) {
 	var f *os.File
-	err := plainRetrier.do(func() (err error) {
+	open := func() (err error) {
 		f, err = openShared(path)
 		return err
-	}, transientHere)
+	}
+	err := plainRetrier.do(open, transientHere)
+	if missingNow(runtime.GOOS, err) {
+		err = missingRetrier.do(open, func(err error) bool {
+			return transientHere(err) || missingNow(runtime.GOOS, err)
+		})
+	}
 	return f, err
 }

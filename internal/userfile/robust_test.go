@@ -41,6 +41,28 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// Only Windows' ERROR_FILE_NOT_FOUND can be another process's replace in
+// the middle (ReplaceFile's two steps); a missing folder cannot.
+func TestMissingNow(t *testing.T) {
+	notFound := &fs.PathError{Op: "open", Path: `C:\a\k.json`, Err: syscall.Errno(2)}
+	for _, tc := range []struct {
+		goos string
+		err  error
+		want bool
+	}{
+		{"windows", notFound, true},
+		{"windows", &fs.PathError{Op: "open", Path: `C:\a\k.json`, Err: syscall.Errno(3)}, false},
+		{"windows", &fs.PathError{Op: "open", Path: `C:\a\k.json`, Err: syscall.Errno(32)}, false},
+		{"windows", nil, false},
+		{"linux", notFound, false}, // ENOENT: missing, and never a replace (rename is atomic)
+		{"darwin", notFound, false},
+	} {
+		if got := missingNow(tc.goos, tc.err); got != tc.want {
+			t.Errorf("missingNow(%s, %v) = %v, want %v", tc.goos, tc.err, got, tc.want)
+		}
+	}
+}
+
 // fakeClock is a retrier's clock whose sleeps pass at once.
 type fakeClock struct {
 	at     time.Time
