@@ -842,9 +842,9 @@ func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUs
 // another user out, and two users never take sessions from each other
 // back and forth. The session given up is, of that user's, the least
 // recently used with no request in progress, preferring one without an
-// event stream; u's own idle one when u holds the most. A session with a
-// request in progress never ends to make room: if every candidate has
-// one, the new session is refused.
+// event stream. When nobody holds two more than u, u's own least recently
+// used idle session makes room. A session with a request in progress
+// never ends to make room: with no candidate, the new session is refused.
 func (f *httpFront) roomLocked(u *httpUser) (victim *slot, refusal string) {
 	l := f.limits
 	if u.sessions >= l.MaxSessionsPerUser {
@@ -995,13 +995,15 @@ func (f *httpFront) closeSession(s *slot) {
 	}
 }
 
-// endSession closes a session's workbench; once.
+// endSession counts a session out (once) and closes its workbench
+// (Workbench.Close is idempotent: a session counted out by endLocked to
+// make room comes here too, through closeSession).
 func (f *httpFront) endSession(s *slot) {
 	f.mu.Lock()
 	f.endLocked(s)
 	f.mu.Unlock()
 	if s.wb != nil {
-		s.wb.Close() // idempotent: a session ended by endLocked alone comes here too
+		s.wb.Close()
 	}
 }
 
