@@ -47,7 +47,7 @@ func (s *Server) transport(c *conn) (mcp.Transport, error) {
 			return nil, err
 		}
 		if f := p.FoundElsewhere(); f.Dir != "" {
-			s.log.Info("the command is not in PATH (a host started from the desktop has a short one); found it in "+f.From+" and put its folder first in the server's PATH", "command", s.cfg.Command, "folder", f.Dir)
+			s.log.Info("the command is not in the workbench's PATH (a host started from the desktop has a short one); found it in "+f.From+" and put its folder first in the server's PATH", "command", s.cfg.Command, "folder", f.Dir)
 		}
 		c.proc = p
 		c.stdio = newStdioConn(c, p)

@@ -26,19 +26,21 @@ import (
 // gives the server a PATH with the folder where it was found first, so
 // that what it starts in turn (a "#!/usr/bin/env node" script, npx's own
 // children) is found too. A command found in PATH is never looked up
-// anywhere else.
+// anywhere else. A PATH in the server's "env" is looked in first: the
+// server runs with it, but the command itself is looked up before.
 
 // Found says where a command that was not in PATH was found.
 type Found struct {
 	Dir  string // the folder, put first in the server's PATH
-	From string // "the login shell's PATH" or "the usual folders"
+	From string // the server's "env" PATH, the login shell's, or the usual folders
 }
 
-// findElsewhere looks for the program name, which PATH does not have, in
-// the login shell's PATH and then in the usual folders, skipping folders
-// of PATH itself. It returns the program's path and where it was found,
-// or "".
-func findElsewhere(name string) (string, Found) {
+// findElsewhere looks for the program name, which the workbench's PATH
+// does not have, in the PATH the server's "env" sets (serverPath, may be
+// ""), the login shell's PATH and then the usual folders, skipping folders
+// of the workbench's PATH. It returns the program's path and where it was
+// found, or "".
+func findElsewhere(name, serverPath string) (string, Found) {
 	inPath := map[string]bool{}
 	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
 		inPath[d] = true
@@ -46,13 +48,14 @@ func findElsewhere(name string) (string, Found) {
 	home, _ := os.UserHomeDir()
 	sources := []struct {
 		from string
-		dirs []string
+		dirs func() []string
 	}{
-		{"the login shell's PATH", loginShellPath()},
-		{"the usual folders", usualFolders(runtime.GOOS, home, os.Getenv)},
+		{`the PATH of the server's "env"`, func() []string { return filepath.SplitList(serverPath) }},
+		{"the login shell's PATH", loginShellPath},
+		{"the usual folders", func() []string { return usualFolders(runtime.GOOS, home, os.Getenv) }},
 	}
 	for _, s := range sources {
-		for _, dir := range s.dirs {
+		for _, dir := range s.dirs() {
 			if !filepath.IsAbs(dir) || inPath[dir] {
 				continue
 			}
@@ -214,6 +217,16 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.buf.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// envPath returns the PATH that env sets (Path, on Windows), or "".
+func envPath(env map[string]string) string {
+	for k, v := range env {
+		if k == "PATH" || (runtime.GOOS == "windows" && strings.EqualFold(k, "PATH")) {
+			return v
+		}
+	}
+	return ""
 }
 
 // withPathFirst returns env with dir at the front of its PATH (Path, on

@@ -59,12 +59,16 @@ func installFakeCmd(t *testing.T, dir string) {
 	writeScript(t, filepath.Join(dir, "fakecmd"), "#!/usr/bin/env fakenode\n")
 }
 
-// startFakeCmd starts fakecmd by name and returns the process and the
-// environment its server saw.
-func startFakeCmd(t *testing.T) (*Process, []string) {
+// startFakeCmd starts fakecmd by name, with extra (name, value) pairs in
+// its "env", and returns the process and the environment its server saw.
+func startFakeCmd(t *testing.T, extra ...string) (*Process, []string) {
 	t.Helper()
 	var stderr fakeserver.Buffer
-	p, err := Start(&config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: map[string]string{envChild: "1"}}, "[tb/s]", &stderr, nil)
+	env := map[string]string{envChild: "1"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	p, err := Start(&config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: env}, "[tb/s]", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +204,28 @@ func TestRightPATHUnchanged(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the login shell ran for a command in PATH")
+	}
+}
+
+// TestShortPATHServerEnvPath: a PATH in the server's "env" is where its
+// command is looked for first (the server runs with that PATH, the command
+// was looked up before it): the login shell is not run for it.
+func TestShortPATHServerEnvPath(t *testing.T) {
+	tmp := t.TempDir()
+	ran := filepath.Join(tmp, "ran")
+	shell := filepath.Join(tmp, "loginsh")
+	writeScript(t, shell, "#!/bin/sh\ntouch '"+ran+"'\n")
+	shortPathHome(t, shell)
+	tools := filepath.Join(tmp, "tools")
+	installFakeCmd(t, tools)
+	p, env := startFakeCmd(t, "PATH", tools+":/usr/bin:/bin")
+	if f := p.FoundElsewhere(); f.Dir != tools || f.From != `the PATH of the server's "env"` {
+		t.Errorf("FoundElsewhere = %+v, want %s from the server's env", f, tools)
+	}
+	if got := pathOf(env); !strings.HasPrefix(got, tools+":") {
+		t.Errorf("the server's PATH = %q, want %s first", got, tools)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the login shell ran for a command the server's PATH has")
 	}
 }

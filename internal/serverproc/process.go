@@ -70,7 +70,7 @@ func Start(cfg *config.Server, prefix string, stderr io.Writer, wd *proctree.Wat
 	var found Found
 	if errors.Is(cmd.Err, exec.ErrNotFound) && filepath.Base(cfg.Command) == cfg.Command {
 		// Not in PATH: a GUI host's short PATH, perhaps (see lookpath.go).
-		if path, f := findElsewhere(cfg.Command); path != "" {
+		if path, f := findElsewhere(cfg.Command, envPath(cfg.Env)); path != "" {
 			cmd, found = serverCommand(path, cfg.Args...), f
 		}
 	}
