@@ -96,6 +96,21 @@ func TestImportEmptyAllowList(t *testing.T) {
 	}
 }
 
+// TestImportNamesGeminiServerLists checks that Gemini CLI's lists of the
+// servers it starts (mcp.allowed, mcp.excluded), an empty one too, are
+// named in a warning rather than dropped in silence.
+func TestImportNamesGeminiServerLists(t *testing.T) {
+	src := writeHostFile(t, "settings.json", `{"mcp": {"allowed": [], "excluded": ["b"]},
+  "mcpServers": {"a": {"command": "x", "trust": false}, "b": {"command": "y"}}}`)
+	_, _, _, stderr := importOK(t, src)
+	for _, want := range []string{`mcp.allowed: Gemini CLI's list of the servers it starts (an empty list) is not carried over`,
+		`mcp.excluded: Gemini CLI's list of the servers it does not start (b) is not carried over`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
 // TestImportRefusesDuplicateServerNames checks the one rule for a server
 // name given twice, in every host's file: the file is refused, naming
 // the name's JSON path (the hosts run the last entry; import guessing

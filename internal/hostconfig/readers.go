@@ -101,6 +101,22 @@ func ReadHost(src string, data []byte, from string) (Found, error) {
 		}
 		r.server(m.Key, m.Value)
 	}
+	if h.Name == "gemini-cli" {
+		// Gemini CLI's lists of the servers it starts, by name: which
+		// servers run is the workbench's file's to say ("disabled").
+		if mcp, ok := root.Get("mcp"); ok {
+			for _, key := range []string{"allowed", "excluded"} {
+				if list, ok := mcp.Get(key); ok {
+					names := strings.Join(r.strings("", "mcp."+key, list), ", ")
+					if names == "" {
+						names = "an empty list"
+					}
+					what := map[string]string{"allowed": "starts", "excluded": "does not start"}[key]
+					r.warnings = append(r.warnings, fmt.Sprintf("%s: mcp.%s: Gemini CLI's list of the servers it %s (%s) is not carried over: every server imported is started; give those it did not start \"disabled\": true", src, key, what, names))
+				}
+			}
+		}
+	}
 	if h.Name == "opencode" {
 		if tools, ok := root.Get("tools"); ok && tools.Kind() == "object" && len(tools.Members()) > 0 {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: tools: OpenCode's switches of tools by name (%s) are not carried over: give a server \"toolFilters\" (the tools offered) or \"permissions\" (deny) instead", src, memberNames(tools)))
