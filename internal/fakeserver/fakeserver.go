@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,9 +124,32 @@ const (
 	RootsChangedFile = "roots-changed"
 )
 
+// envSleep makes the re-executed test binary sleep for this many seconds
+// and exit: [sleeper] on systems without a sleep command.
+const envSleep = "FAKE_SLEEP"
+
+// sleeper returns a command that sleeps ten minutes: sleep where there is
+// one, else (Windows) this test binary re-executed with FAKE_SLEEP.
+func sleeper() *exec.Cmd {
+	if runtime.GOOS != "windows" {
+		return exec.Command("sleep", "600")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), EnvServer+"=", envSleep+"=600")
+	return cmd
+}
+
 // MaybeRun runs the fake server and exits if this process was started as
 // one. Call it first thing in TestMain.
 func MaybeRun() {
+	if s := envInt(envSleep); s > 0 {
+		time.Sleep(time.Duration(s) * time.Second)
+		os.Exit(0)
+	}
 	if os.Getenv(EnvServer) != "1" {
 		return
 	}
@@ -375,7 +399,7 @@ func runAsRunner(gate string) error {
 
 // startDetached starts a long sleep in a session of its own.
 func startDetached() error {
-	cmd := exec.Command("sleep", "600")
+	cmd := sleeper()
 	newSession(cmd)
 	return cmd.Start()
 }
@@ -671,7 +695,7 @@ func (f *fake) addTools() {
 		Description: "Starts a long sleep as a child process of the server and returns its pid.",
 		InputSchema: schema(`{"type":"object"}`),
 	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		cmd := exec.Command("sleep", "600")
+		cmd := sleeper()
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}

@@ -484,8 +484,10 @@ func TestSameServerNameInTwoToolboxesIsTwoProcesses(t *testing.T) {
 	cfg := fmt.Sprintf(`{"toolboxes": {
 		"one": {"description": "d", "mcpServers": {"srv": %s}},
 		"two": {"description": "d", "mcpServers": {"srv": %s}}}}`, fake("srv"), fake("srv"))
-	cfg = strings.Replace(cfg, `"maxRetries": 0}`, `"maxRetries": 0, "cwd": "`+d1+`"}`, 1)
-	cfg = strings.Replace(cfg, `"maxRetries": 0}`, `"maxRetries": 0, "cwd": "`+d2+`"}`, 1)
+	j1, _ := json.Marshal(d1) // as JSON: a Windows path's backslashes escaped
+	j2, _ := json.Marshal(d2)
+	cfg = strings.Replace(cfg, `"maxRetries": 0}`, `"maxRetries": 0, "cwd": `+string(j1)+`}`, 1)
+	cfg = strings.Replace(cfg, `"maxRetries": 0}`, `"maxRetries": 0, "cwd": `+string(j2)+`}`, 1)
 	_, cs := e.workbench(cfg)
 	who := func(tb string) map[string]any {
 		text, isErr := call(t, cs, "use_tool", use(tb, "srv", "whoami", nil))
