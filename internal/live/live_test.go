@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,5 +81,54 @@ func TestPublisherWritesOnChangeAndRemovesAtClose(t *testing.T) {
 	p.Close()
 	if _, err := os.Stat(p.path); !os.IsNotExist(err) {
 		t.Errorf("the state file is left after Close: %v", err)
+	}
+}
+
+// TestActivityRecord: calls recorded are read back newest first, as
+// written (the hand-written JSON decodes to the same call), with a line
+// that is not a call and an over-long line skipped; the file is 0600.
+func TestActivityRecord(t *testing.T) {
+	base := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	calls := []Call{
+		{Time: base, PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "first \"quoted\"", Ms: 12, Outcome: "ok", Bytes: 100, ArgBytes: 2},
+		{Time: base.Add(time.Second), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "second", Ms: 3, Outcome: "error", Bytes: 40, ArgBytes: 9, Checked: true, Scope: "session-1"},
+	}
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	junk := "not json\n" + `{"tool":"` + strings.Repeat("x", maxLine) + `"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "activity-1.jsonl"), []byte(junk), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		Record(c)
+	}
+	var got []Call
+	for range 200 {
+		if got, err = ReadActivity(10); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == len(calls) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(got) != 2 || !got[0].Time.Equal(calls[1].Time) || !got[1].Time.Equal(calls[0].Time) {
+		t.Fatalf("read %+v", got)
+	}
+	got[0].Time, got[1].Time = calls[1].Time, calls[0].Time
+	if got[0] != calls[1] || got[1] != calls[0] {
+		t.Errorf("read back\n%+v\n%+v\nwant\n%+v\n%+v", got[0], got[1], calls[1], calls[0])
+	}
+	fi, err := os.Stat(filepath.Join(dir, activityName(os.Getpid())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
 	}
 }

@@ -51,4 +51,30 @@ func TestTrySearchAndCall(t *testing.T) {
 	if got := u.text(ctx, "#call-text"); got != "42" {
 		t.Errorf("the call's result: %q, want 42", got)
 	}
+
+	// Activity shows both calls, newest first, and filters them; the
+	// arguments are not in it.
+	u.run(ctx,
+		chromedp.Navigate(u.base+"/#activity"),
+		chromedp.WaitVisible(chromedp.CSS(`#activity-table tr[data-call="maths/calc/add"][data-outcome="ok"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#activity-table tr[data-call="maths/calc/add"][data-outcome="error"]`)),
+	)
+	newest, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#activity-table tbody tr"), "data-outcome"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newest.Value != "ok" {
+		t.Errorf("the newest call is not first: %+v", newest)
+	}
+	u.shot(ctx, "activity")
+	u.run(ctx, chromedp.SetValue(chromedp.CSS("#activity-filter"), "error"))
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("activity-filter").dispatchEvent(new Event("input"))`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#activity-table tbody tr").length`)); err != nil || n != 1 {
+		t.Errorf("filtered by error: %d rows (%v), want 1", n, err)
+	}
+	if _, body := u.request("GET", "/api/activity", "", u.authed()); strings.Contains(body, `"a":`) || strings.Contains(body, `"b":`) {
+		t.Errorf("the activity record holds arguments: %s", body)
+	}
 }

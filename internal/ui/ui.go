@@ -1,7 +1,7 @@
 // Package ui is mcp-workbench ui: a web page on 127.0.0.1 that shows the
 // user's running workbenches (Now), searches and calls tools (Try),
-// approves changed tool definitions (Review), and signs in to remote
-// servers or out of them (Logins). The page's assets are embedded; every
+// approves changed tool definitions (Review), lists the calls made
+// (Activity), and signs in to remote servers or out of them (Logins). The page's assets are embedded; every
 // request needs the secret token printed with the
 // address (as Jupyter does), its Host must name the loopback address it
 // listens on (DNS rebinding), and a state change is a POST from the page's
@@ -258,6 +258,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/tools", s.handleTools)
 	m.HandleFunc("GET /api/review", s.handleReview)
 	m.HandleFunc("POST /api/approve", s.handleApprove)
+	m.HandleFunc("GET /api/activity", s.handleActivity)
 	m.HandleFunc("GET /api/logins", s.handleLogins)
 	m.HandleFunc("POST /api/login", s.handleLogin)
 	m.HandleFunc("POST /api/logout", s.handleLogout)

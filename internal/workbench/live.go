@@ -1,7 +1,11 @@
 package workbench
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/live"
@@ -38,4 +42,39 @@ func chainChanged(do *downstream.Options, p *live.Publisher) {
 		return
 	}
 	do.Changed = p.Poke
+}
+
+// recorded wraps the reply of a use_tool call so that its answer goes to
+// the activity record (internal/live): the tool, how long, the outcome and
+// the sizes, never the arguments or the result. The record is written by
+// another goroutine; here only the answer's ends are looked at.
+func recorded(ref toolRef, args json.RawMessage, scope string, checked bool, reply func(json.RawMessage)) func(json.RawMessage) {
+	start := time.Now()
+	return func(res json.RawMessage) {
+		outcome := "ok"
+		if isErrorResult(res) {
+			outcome = "error"
+		}
+		live.Record(live.Call{Time: start, PID: os.Getpid(), Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool,
+			Ms: time.Since(start).Milliseconds(), Outcome: outcome, Bytes: len(res), ArgBytes: len(args), Checked: checked, Scope: scope})
+		reply(res)
+	}
+}
+
+// isErrorResult reports whether a result object says "isError": true,
+// looking only at its first and last bytes (where encoders put it), so
+// that a large result costs nothing more; an error answer (see
+// errorAnswerMark) counts as one.
+func isErrorResult(res json.RawMessage) bool {
+	if len(res) > 0 && res[0] == errorAnswerMark {
+		return true
+	}
+	const ends = 128
+	has := func(b []byte) bool {
+		return bytes.Contains(b, []byte(`"isError":true`)) || bytes.Contains(b, []byte(`"isError": true`))
+	}
+	if len(res) <= 2*ends {
+		return has(res)
+	}
+	return has(res[:ends]) || has(res[len(res)-ends:])
 }

@@ -23,10 +23,11 @@ async function post(path, body) {
 }
 
 // --- pages -----------------------------------------------------------------
-const pages = ["now", "try", "review", "logins"];
+const pages = ["now", "try", "review", "activity", "logins"];
 function show(name) {
   if (!pages.includes(name)) name = "now";
   if (name === "logins") loadLogins();
+  if (name === "activity") loadActivity();
   for (const p of pages) {
     document.getElementById(p).hidden = p !== name;
     document.getElementById("tab-" + p).setAttribute("aria-selected", p === name ? "true" : "false");
@@ -209,6 +210,36 @@ async function loadReview() {
   }
 }
 document.getElementById("review-load").addEventListener("click", loadReview);
+
+// --- Activity --------------------------------------------------------------
+let activity = [];
+function renderActivity() {
+  const q = document.getElementById("activity-filter").value.trim().toLowerCase();
+  const rows = activity.filter(c => !q || [c.toolbox, c.server, c.tool, c.outcome].some(v => (v || "").toLowerCase().includes(q)));
+  const out = document.getElementById("activity-list");
+  if (!rows.length) { out.replaceChildren(el("p", { id: "activity-none" }, activity.length ? "No call matches the filter." : "No call recorded yet.")); return; }
+  out.replaceChildren(el("table", { id: "activity-table" },
+    el("thead", {}, el("tr", {}, ["Time", "Tool", "Outcome", "Duration", "Result", "Workbench"].map(h => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows.map(c => el("tr", { "data-call": `${c.toolbox}/${c.server}/${c.tool}`, "data-outcome": c.outcome },
+      el("td", { "data-label": "Time" }, new Date(c.time).toLocaleString()),
+      el("td", { "data-label": "Tool" }, el("code", {}, `${c.toolbox}/${c.server}/${c.tool}`), c.permissionChecked ? el("div", { class: "hint" }, "permission rules applied") : ""),
+      el("td", { "data-label": "Outcome" }, badge(c.outcome === "ok" ? "connected" : "error", c.outcome)),
+      el("td", { "data-label": "Duration" }, c.ms + " ms"),
+      el("td", { "data-label": "Result" }, `${c.bytes} bytes (arguments ${c.argBytes})`),
+      el("td", { "data-label": "Workbench" }, "pid " + c.pid + (c.session ? " · " + c.session : "")))))));
+}
+async function loadActivity() {
+  try {
+    const r = await fetch("api/activity", { credentials: "same-origin" });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    activity = await r.json();
+    renderActivity();
+  } catch (e) {
+    document.getElementById("activity-list").replaceChildren(el("p", { class: "err", role: "alert" }, e.message));
+  }
+}
+document.getElementById("activity-filter").addEventListener("input", renderActivity);
+document.getElementById("activity-load").addEventListener("click", loadActivity);
 
 // --- Logins ----------------------------------------------------------------
 let loginPoll = null;

@@ -1,0 +1,197 @@
+package live
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
+)
+
+// Call is one use_tool call in the activity record. Arguments and results
+// are never kept: only their size.
+type Call struct {
+	Time     time.Time `json:"time"`
+	PID      int       `json:"pid"`
+	Toolbox  string    `json:"toolbox"`
+	Server   string    `json:"server"`
+	Tool     string    `json:"tool"`
+	Ms       int64     `json:"ms"`      // how long until the answer
+	Outcome  string    `json:"outcome"` // ok, error (the result's isError)
+	Bytes    int       `json:"bytes"`   // of the result
+	Checked  bool      `json:"permissionChecked,omitempty"`
+	Scope    string    `json:"session,omitempty"` // the host session, in a shared or HTTP workbench
+	ArgBytes int       `json:"argBytes"`
+}
+
+// The record's bounds: a file is rotated (to .1, the one before dropped)
+// past maxActivity bytes; calls beyond the queue's room while the writer
+// is behind are dropped, never waited for.
+const (
+	maxActivity   = 1 << 20
+	activityQueue = 256
+)
+
+var activity = struct {
+	ch      chan Call
+	running atomic.Bool // a writer goroutine runs
+}{ch: make(chan Call, activityQueue)}
+
+// idleExit is how long the writer waits for a call before it closes the
+// file and ends: a workbench that is not called runs no goroutine for it.
+const idleExit = time.Second
+
+// Record queues a call for this process's activity record and returns at
+// once: a call that finds the queue full is dropped; one goroutine writes
+// them, started when one is queued and ended once idle.
+func Record(c Call) {
+	select {
+	case activity.ch <- c:
+	default:
+		return
+	}
+	if activity.running.CompareAndSwap(false, true) {
+		go writeActivity()
+	}
+}
+
+func activityName(pid int) string { return "activity-" + strconv.Itoa(pid) + ".jsonl" }
+
+// writeActivity appends the queued calls to the process's record, as
+// lines of JSON, rotating it past maxActivity bytes, until no call came
+// for idleExit.
+func writeActivity() {
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	dir, dirErr := Dir()
+	path := filepath.Join(dir, activityName(os.Getpid()))
+	var size int64
+	var line []byte // reused: the writer allocates nothing per call
+	idle := time.NewTimer(idleExit)
+	defer idle.Stop()
+	for {
+		var c Call
+		select {
+		case c = <-activity.ch:
+			idle.Reset(idleExit)
+		case <-idle.C:
+			activity.running.Store(false)
+			// A call queued before the store finds running still set:
+			// take it on, unless a new writer already did.
+			if len(activity.ch) > 0 && activity.running.CompareAndSwap(false, true) {
+				idle.Reset(idleExit)
+				continue
+			}
+			return
+		}
+		if dirErr != nil {
+			continue
+		}
+		if f == nil {
+			if userfile.MakeDir(dir, "web UI's state folder") != nil {
+				continue
+			}
+			var err error
+			if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+				f = nil
+				continue
+			}
+			if fi, err := f.Stat(); err == nil {
+				size = fi.Size()
+			}
+		}
+		line = c.appendJSON(line[:0])
+		n, _ := f.Write(line)
+		size += int64(n)
+		if size > maxActivity {
+			f.Close()
+			f = nil
+			_ = os.Rename(path, strings.TrimSuffix(path, ".jsonl")+".1.jsonl")
+		}
+	}
+}
+
+// maxLine bounds one line of a record read: a longer one was not written
+// by a workbench, and is skipped.
+const maxLine = 64 << 10
+
+// ReadActivity returns the calls in every activity record of the user's
+// folder, newest first, at most limit. Lines that are not a call are
+// skipped.
+func ReadActivity(limit int) ([]Call, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return []Call{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []Call{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, "activity-") || !strings.HasSuffix(name, ".jsonl") {
+			continue
+		}
+		data, _, err := userfile.Read(filepath.Join(dir, name), 2*maxActivity)
+		if err != nil {
+			continue
+		}
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			var c Call
+			if len(line) <= maxLine && json.Unmarshal(line, &c) == nil && c.Tool != "" {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// appendJSON appends c as one line of JSON, as encoding/json would write
+// it, without allocating.
+func (c *Call) appendJSON(b []byte) []byte {
+	b = append(b, `{"time":"`...)
+	b = c.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","pid":`...)
+	b = strconv.AppendInt(b, int64(c.PID), 10)
+	for _, f := range [...]struct{ k, v string }{{"toolbox", c.Toolbox}, {"server", c.Server}, {"tool", c.Tool}, {"outcome", c.Outcome}} {
+		b = append(b, `,"`...)
+		b = append(b, f.k...)
+		b = append(b, `":`...)
+		b = frame.AppendString(b, f.v)
+	}
+	b = append(b, `,"ms":`...)
+	b = strconv.AppendInt(b, c.Ms, 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, int64(c.Bytes), 10)
+	b = append(b, `,"argBytes":`...)
+	b = strconv.AppendInt(b, int64(c.ArgBytes), 10)
+	if c.Checked {
+		b = append(b, `,"permissionChecked":true`...)
+	}
+	if c.Scope != "" {
+		b = append(b, `,"session":`...)
+		b = frame.AppendString(b, c.Scope)
+	}
+	return append(b, "}\n"...)
+}
