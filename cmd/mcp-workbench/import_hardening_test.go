@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 // writeHostFile writes a host's file of the given name in a new folder and
@@ -93,6 +95,35 @@ func TestImportEmptyAllowList(t *testing.T) {
 				t.Errorf("no warning names the server:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// TestImportEmptyAllowListOffersNoTool checks, with a real server
+// started by check, that the server of a Codex entry with
+// enabled_tools = [] offers no tool once imported, as in Codex, while the
+// same entry without the list offers its tools.
+func TestImportEmptyAllowListOffersNoTool(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, ".cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("LOCALAPPDATA", filepath.Join(home, ".cache"))
+	t.Setenv("APPDATA", filepath.Join(home, ".config"))
+	exe, _ := os.Executable()
+	entry := fmt.Sprintf("command = %q\nenv = { %s = \"1\", %s = \"quiet\" }\n", exe, fakeserver.EnvServer, fakeserver.EnvName)
+	for _, tc := range []struct{ list, want string }{
+		{"enabled_tools = []\n", "connected    0 tools"},
+		{"", "connected "},
+	} {
+		src := writeHostFile(t, "config.toml", "[mcp_servers.quiet]\n"+entry+tc.list)
+		out := filepath.Join(t.TempDir(), "wb.json")
+		if code, _, stderr := runImportCmd(t, src, "--out", out); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		code, stdout, stderr := runCmd(t, "", "check", "--config", out)
+		if code != 0 || !strings.Contains(stdout, tc.want) || tc.list == "" && strings.Contains(stdout, " 0 tools") {
+			t.Errorf("%q: check exit %d, want %q\nstdout: %s\nstderr: %s", tc.list, code, tc.want, stdout, stderr)
+		}
 	}
 }
 
