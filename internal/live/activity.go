@@ -50,6 +50,9 @@ var activity = struct {
 // file and ends: a workbench that is not called runs no goroutine for it.
 const idleExit = time.Second
 
+// dirRecheck is how often a running writer looks the folder up again.
+const dirRecheck = 500 * time.Millisecond
+
 // Record queues a call for this process's activity record and returns at
 // once: a call that finds the queue full is dropped; one goroutine writes
 // them, started when one is queued and ended once idle.
@@ -76,8 +79,8 @@ func writeActivity() {
 			f.Close()
 		}
 	}()
-	dir, dirErr := Dir()
-	path := filepath.Join(dir, activityName(os.Getpid()))
+	var dir, path string // of f
+	var checked time.Time
 	var size int64
 	var line []byte // reused: the writer allocates nothing per call
 	idle := time.NewTimer(idleExit)
@@ -97,10 +100,22 @@ func writeActivity() {
 			}
 			return
 		}
-		if dirErr != nil {
-			continue
+		// The folder is looked up again now and then (the environment
+		// may change, as in tests): records go where readers look.
+		if f == nil || time.Since(checked) > dirRecheck {
+			d, err := Dir()
+			if err != nil {
+				continue
+			}
+			checked = time.Now()
+			if f != nil && d != dir {
+				f.Close()
+				f = nil
+			}
+			dir = d
 		}
 		if f == nil {
+			path = filepath.Join(dir, activityName(os.Getpid()))
 			if userfile.MakeDir(dir, "web UI's state folder") != nil {
 				continue
 			}

@@ -25,6 +25,9 @@ type now struct {
 	Toolboxes   []toolboxNow `json:"toolboxes"`
 	Workbenches []wbNow      `json:"workbenches"`
 	Others      []wbNow      `json:"others,omitempty"` // of other configurations
+	// Questions are the permission questions waiting for the page, of
+	// every workbench of the user.
+	Questions []live.Question `json:"questions"`
 }
 
 type problem struct {
@@ -94,7 +97,7 @@ func (s *Server) now() now {
 	if err != nil {
 		path = s.o.ConfigPath
 	}
-	n := now{Config: path, Toolboxes: []toolboxNow{}, Workbenches: []wbNow{}}
+	n := now{Config: path, Toolboxes: []toolboxNow{}, Workbenches: []wbNow{}, Questions: live.ReadQuestions()}
 	cfg, err := loads.load(path)
 	var ce *config.Error
 	switch {

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 const secret = "sekrit-4f1c9e-value"
@@ -80,6 +82,11 @@ func TestNothingSecretInThePage(t *testing.T) {
 	wb := u.hostWorkbench()
 	wb.Open(t.Context(), "dev", false)
 	h := u.authed()
+	// The state file is written a moment after the change (debounced).
+	fakeserver.Eventually(t, "the Now data shows the running server", func() bool {
+		_, body := u.request("GET", "/api/now", "", h)
+		return strings.Contains(body, `"connected"`)
+	})
 	var seen []string
 	for _, p := range []string{"/", "/app.js", "/app.css", "/api/now"} {
 		code, body := u.request("GET", p, "", h)
@@ -93,9 +100,6 @@ func TestNothingSecretInThePage(t *testing.T) {
 		t.Fatalf("search: status %d: %s", code, body)
 	}
 	seen = append(seen, body)
-	if !strings.Contains(seen[3], `"connected"`) {
-		t.Fatalf("the Now data does not show the running server: %s", seen[3])
-	}
 	req, _ := http.NewRequest("GET", u.base+"/api/events", nil)
 	req.Header.Set(HeaderName, u.s.Token())
 	resp, err := http.DefaultClient.Do(req)

@@ -1,7 +1,8 @@
 // Package ui is mcp-workbench ui: a web page on 127.0.0.1 that shows the
 // user's running workbenches (Now), searches and calls tools (Try),
 // approves changed tool definitions (Review), lists the calls made
-// (Activity), and signs in to remote servers or out of them (Logins). The page's assets are embedded; every
+// (Activity), answers the permission questions hosts cannot ask
+// (Questions), and signs in to remote servers or out of them (Logins). The page's assets are embedded; every
 // request needs the secret token printed with the
 // address (as Jupyter does), its Host must name the loopback address it
 // listens on (DNS rebinding), and a state change is a POST from the page's
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
+	"github.com/mcpworkbench/mcp-workbench/internal/live"
 	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
 
@@ -127,6 +129,12 @@ func (s *Server) URL(ln net.Listener) string {
 // Serve serves the page on ln until ctx ends, then shuts down.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.allowHosts(ln)
+	// Workbenches whose host cannot ask put permission questions here.
+	if unmark, err := live.MarkUI(); err == nil {
+		defer unmark()
+	} else {
+		s.log.Warn("permission questions cannot come to the page", "error", err)
+	}
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -259,6 +267,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/review", s.handleReview)
 	m.HandleFunc("POST /api/approve", s.handleApprove)
 	m.HandleFunc("GET /api/activity", s.handleActivity)
+	m.HandleFunc("POST /api/answer", s.handleAnswer)
 	m.HandleFunc("GET /api/logins", s.handleLogins)
 	m.HandleFunc("POST /api/login", s.handleLogin)
 	m.HandleFunc("POST /api/logout", s.handleLogout)

@@ -51,6 +51,12 @@ type uiTest struct {
 
 func newUITest(t *testing.T, configText func(tag string) string) *uiTest {
 	t.Helper()
+	// A home of its own: the state files, activity records and questions
+	// of the test's workbenches are the only ones its page sees.
+	home := t.TempDir()
+	for _, v := range fakeserver.HomeVars {
+		t.Setenv(v, filepath.Join(home, strings.ToLower(v)))
+	}
 	u := &uiTest{t: t, logs: &fakeserver.Buffer{}, tag: fmt.Sprintf("wb-ui-%d", time.Now().UnixNano())}
 	u.config = filepath.Join(t.TempDir(), "workbench-config.json")
 	if err := os.WriteFile(u.config, []byte(configText(u.tag)), 0o600); err != nil {

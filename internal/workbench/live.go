@@ -2,14 +2,17 @@ package workbench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
 	"github.com/mcpworkbench/mcp-workbench/internal/live"
 	"github.com/mcpworkbench/mcp-workbench/internal/oauth"
+	"github.com/mcpworkbench/mcp-workbench/internal/permissions"
 )
 
 // liveServers is what the workbench's state file says of its servers (see
@@ -77,4 +80,43 @@ func isErrorResult(res json.RawMessage) bool {
 		return has(res)
 	}
 	return has(res[:ends]) || has(res[len(res)-ends:])
+}
+
+// uiAskWait bounds how long a call whose host cannot ask waits for an
+// answer in the web UI.
+var uiAskWait = 2 * time.Minute
+
+// askThroughUI puts a permission question the host cannot ask to the web
+// UI, when one runs (mcp-workbench ui), and waits for the user's answer
+// up to uiAskWait. answered is false when no UI runs or nobody answered,
+// and note then says so for the refusal: the call is refused as before.
+// Otherwise refusal is nil for an allowed call, else the call's refusal.
+func (w *Workbench) askThroughUI(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope, why string) (refusal json.RawMessage, answered bool, note string) {
+	if !live.UIRuns() {
+		return nil, false, ""
+	}
+	w.logDecision(ref, "ask", permissions.Ask, "rule", v.By+" (in the web UI: the host cannot ask)")
+	action, err := live.AskUI(ctx, live.Question{Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool, Rule: v.By,
+		Args: shownArgs(args, secretsOf(s.Config())), Why: why}, uiAskWait)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ref.failed(ctx.Err()), true, ""
+	case err != nil:
+		w.log.Warn("permission: could not ask in the web UI", "error", err)
+		return nil, false, "; nor could the web UI (mcp-workbench ui) be asked: " + err.Error()
+	case action == live.AllowOnce:
+		w.logDecision(ref, "answer", permissions.Allow, "user", "allowed once, in the web UI")
+		return nil, true, ""
+	case action == live.AllowSession:
+		if w.allowed.add(scope, ref) {
+			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session, in the web UI")
+		} else {
+			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session in the web UI, kept for this call only")
+		}
+		return nil, true, ""
+	case action == live.Deny:
+		w.logDecision(ref, "answer", permissions.Deny, "user", "denied in the web UI")
+		return ref.refused("the user denied this call in the workbench's web UI; the server was not called. Do not call it again unless the user asks for it."), true, ""
+	}
+	return nil, false, fmt.Sprintf("; the question waited in the web UI (mcp-workbench ui) for %v without an answer", uiAskWait)
 }

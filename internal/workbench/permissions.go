@@ -266,6 +266,11 @@ const sessionKey = "allowForSession"
 func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
 	params := permissionForm(ref, shownArgs(args, secretsOf(s.Config())), v)
 	cannot := func(why string) json.RawMessage {
+		refusal, answered, note := w.askThroughUI(ctx, s, ref, args, v, scope, why)
+		if answered {
+			return refusal
+		}
+		why += note
 		w.logDecision(ref, "answer", permissions.Deny, "host", "the host cannot ask the user: "+why)
 		return ref.refused(fmt.Sprintf("the workbench configuration asks the user before this tool runs (%s), and the host cannot ask: %s. "+
 			"Tell the user: to allow it, they can change that rule to \"allow\" in %s, or use a host that supports elicitation forms.", v.By, why, w.configFile()))

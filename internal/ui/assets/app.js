@@ -23,7 +23,7 @@ async function post(path, body) {
 }
 
 // --- pages -----------------------------------------------------------------
-const pages = ["now", "try", "review", "activity", "logins"];
+const pages = ["now", "try", "review", "questions", "activity", "logins"];
 function show(name) {
   if (!pages.includes(name)) name = "now";
   if (name === "logins") loadLogins();
@@ -106,11 +106,40 @@ function renderNow(n) {
   }
 }
 
+const answered = new Set();
+function renderQuestions(qs) {
+  qs = qs.filter(q => !answered.has(q.id));
+  document.getElementById("questions-count").textContent = qs.length ? String(qs.length) : "";
+  const out = document.getElementById("questions-list");
+  if (!qs.length) { out.replaceChildren(el("p", { id: "questions-none" }, "No question is waiting.")); return; }
+  out.replaceChildren(...qs.map(q => {
+    const buttons = [["once", "Allow once"], ["session", "Allow for the session"], ["deny", "Deny"]].map(([action, text]) => {
+      const b = el("button", { type: "button", class: action === "deny" ? "secondary" : "", "data-answer": action }, text);
+      b.addEventListener("click", async () => {
+        try {
+          await post("api/answer", { id: q.id, action });
+          answered.add(q.id);
+          card.replaceChildren(el("p", { role: "status", class: "answered" }, `${text}: ${q.toolbox}/${q.server}/${q.tool}`));
+        } catch (e) { card.append(el("p", { class: "err", role: "alert" }, e.message)); }
+      });
+      return b;
+    });
+    const card = el("article", { class: "card question", "data-question": `${q.toolbox}/${q.server}/${q.tool}` },
+      el("h3", {}, "Run ", el("code", {}, `${q.toolbox}/${q.server}/${q.tool}`), "?"),
+      el("p", { class: "hint" }, `Asked by ${q.rule}; the host could not ask: ${q.why}. Waiting until ${new Date(q.deadline).toLocaleTimeString()}.`),
+      el("pre", {}, q.arguments),
+      el("div", {}, buttons.flatMap(b => [b, " "])));
+    return card;
+  }));
+}
+
 function startNow() {
   const live = document.getElementById("live");
   const es = new EventSource("api/events");
   es.addEventListener("now", (ev) => {
-    renderNow(JSON.parse(ev.data));
+    const n = JSON.parse(ev.data);
+    renderNow(n);
+    renderQuestions(n.questions || []);
     live.textContent = "live · updated " + new Date().toLocaleTimeString();
   });
   es.onerror = () => { live.textContent = "reconnecting…"; };
