@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,54 @@ func TestInstallGeminiHook(t *testing.T) {
 	code, _, stderr = runCmd(t, "", "install", "gemini-cli", "--config", cfg)
 	if after, _ := os.ReadFile(file); code == 0 || string(after) != bad || !strings.Contains(stderr, "hooks.BeforeTool is a JSON object, not an array") {
 		t.Errorf("hooks.BeforeTool as an object: exit %d, file changed %v, stderr %s", code, string(after) != bad, stderr)
+	}
+}
+
+// TestInstallGeminiHookName: Gemini CLI names a server's tool
+// mcp_SERVER_TOOL (no second mcp_ when SERVER starts with it), every
+// character but ASCII letters, digits, _, -, . and : made _: the hook
+// install writes matches that name, and the hook then blocks the denied
+// call. A name Gemini CLI would cut is refused.
+func TestInstallGeminiHookName(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "wb.json")
+	if err := os.WriteFile(cfg, []byte(`{"permissions": {"tools": {"github/delete_*": "deny"}}, "toolboxes": {"code": {"description": "d", "mcpServers": {"github": {"command": "gh"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deny, err := os.ReadFile(filepath.Join("testdata", "hook", "gemini-cli", "deny-by-rule.input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, geminiName := range map[string]string{"wb-ops": "mcp_wb-ops_use_tool", "my.bench": "mcp_my.bench_use_tool", "wb ops": "mcp_wb_ops_use_tool", "mcp_bench": "mcp_bench_use_tool"} {
+		file := filepath.Join(dir, "settings.json")
+		os.Remove(file)
+		if code, stdout, stderr := runCmd(t, "", "install", "gemini-cli", "--file", file, "--config", cfg, "--name", name); code != 0 {
+			t.Fatalf("--name %q: exit %d\n%s%s", name, code, stdout, stderr)
+		}
+		var doc struct {
+			Hooks struct {
+				BeforeTool []struct{ Matcher string }
+			}
+		}
+		got, _ := os.ReadFile(file)
+		if err := json.Unmarshal(got, &doc); err != nil || len(doc.Hooks.BeforeTool) != 1 {
+			t.Fatalf("--name %q: %v\n%s", name, err, got)
+		}
+		m := doc.Hooks.BeforeTool[0].Matcher
+		if re, err := regexp.Compile(m); err != nil || !re.MatchString(geminiName) || re.MatchString("mcp_workbench_use_tool") {
+			t.Errorf("--name %q: the matcher %q does not match Gemini CLI's tool name %s alone (%v)", name, m, geminiName, err)
+		}
+		in := strings.Replace(string(deny), `"mcp_workbench_use_tool"`, `"`+geminiName+`"`, 1)
+		if code, stdout, _ := runCmd(t, in, "hook", "gemini-cli", "--config", cfg); code != 0 || !strings.Contains(stdout, `"deny"`) {
+			t.Errorf("--name %q: the hook for %s: exit %d, %s; want deny", name, geminiName, code, stdout)
+		}
+	}
+	file := filepath.Join(dir, "long.json")
+	code, _, stderr := runCmd(t, "", "install", "gemini-cli", "--file", file, "--config", cfg, "--name", strings.Repeat("w", 51))
+	if _, err := os.Stat(file); code != 1 || err == nil || !strings.Contains(stderr, "too long for Gemini CLI") {
+		t.Errorf("a --name Gemini CLI cuts: exit %d, file made: %v, stderr %q", code, err == nil, stderr)
+	}
+	if code, _, stderr := runCmd(t, "", "install", "gemini-cli", "--file", file, "--config", cfg, "--name", strings.Repeat("w", 50)); code != 0 {
+		t.Errorf("--name of 50 characters: exit %d, %s", code, stderr)
 	}
 }
