@@ -113,6 +113,12 @@ func startExe(t *testing.T, exe string, stderr *fakeserver.Buffer, args ...strin
 	if err != nil {
 		t.Fatalf("connecting to %s: %v\nits stderr:\n%s", exe, err, stderr)
 	}
+	// Ended before t.TempDir's clean-up, whatever the test did: Windows
+	// deletes no folder a running process is using.
+	t.Cleanup(func() {
+		_ = cs.Close()
+		_ = cmd.Process.Kill()
+	})
 	return cs, cmd
 }
 
@@ -120,7 +126,7 @@ func startExe(t *testing.T, exe string, stderr *fakeserver.Buffer, args ...strin
 // entity through the memory server.
 func rememberAndRecall(t *testing.T, cs *mcp.ClientSession, name string) {
 	t.Helper()
-	if text, isErr := fakeserver.CallTool(t, cs, "open_toolbox", map[string]any{"name": "notes"}); isErr || !strings.Contains(text, "create_entities") {
+	if text, isErr := fakeserver.CallTool(t, cs, "open_toolbox", map[string]any{"toolbox_name": "notes"}); isErr || !strings.Contains(text, "create_entities") {
 		t.Fatalf("open_toolbox notes: %v %s", isErr, text)
 	}
 	entity := map[string]any{"entities": []map[string]any{{"name": name, "entityType": "note", "observations": []string{"written on " + name}}}}
@@ -205,7 +211,7 @@ func TestWindowsConcurrentWorkbenches(t *testing.T) {
 			// them. Only reads go to the memory server: its file is one
 			// for all four, and it does not lock it.
 			for range 3 {
-				if text, err := callText(cs, "open_toolbox", map[string]any{"name": "notes"}); err != nil || !strings.Contains(text, "read_graph") {
+				if text, err := callText(cs, "open_toolbox", map[string]any{"toolbox_name": "notes"}); err != nil || !strings.Contains(text, "read_graph") {
 					t.Errorf("workbench %d: open_toolbox notes: %v %s", i, err, text)
 				}
 				if text, err := callText(cs, "use_tool", use("notes", "memory", "read_graph", map[string]any{})); err != nil {
