@@ -192,7 +192,15 @@ func runHook(_ context.Context, e *env, args []string) error {
 		return nil // the workbench says what is wrong
 	}
 	pol := permissions.Policy{Top: cfg.Permissions, Toolbox: tc.Permissions, Server: sc.Permissions}
-	v := pol.Decide(ref.Server, ref.Tool, hookHints(pol, sc, ref.Server, ref.Tool))
+	hints := hookHints(pol, sc, ref.Server, ref.Tool)
+	if hints == nil && host.denyOnly && pol.NeedsHints(ref.Server, ref.Tool) && unsetIn(cfg, ref.Toolbox, ref.Server) {
+		// The catalog knows a server by its values, and one of them is a
+		// variable set only where the host starts the workbench: the
+		// workbench, which has it, decides by the tool's annotations (the
+		// hook only stops a denied call earlier).
+		return nil
+	}
+	v := pol.Decide(ref.Server, ref.Tool, hints)
 	names := fmt.Sprintf("tool '%s' of server '%s' (toolbox '%s')", ref.Tool, ref.Server, ref.Toolbox)
 	out.HookSpecificOutput.PermissionDecision = v.Decision.String()
 	switch v.Decision {
@@ -222,6 +230,19 @@ func runHook(_ context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s\n", b)
 	return err
+}
+
+// unsetIn reports whether a value of the server (its env, headers, args,
+// …) names a variable not set in the hook's environment (a warning of
+// [config.LoadRules]).
+func unsetIn(cfg *config.Config, toolbox, server string) bool {
+	at := config.JoinPath("toolboxes", toolbox, "mcpServers", server)
+	for _, w := range cfg.Warnings {
+		if (strings.HasPrefix(w, at+".") || strings.HasPrefix(w, at+"[")) && strings.Contains(w, "is not set here") {
+			return true
+		}
+	}
+	return false
 }
 
 // upperFirst writes s with its first letter capital (s is ASCII here).

@@ -212,3 +212,57 @@ func TestHookUnsetVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestHookUnsetVariableAnnotations: the catalog knows a server by its
+// values, its env too, so the hook, without the token the workbench's
+// entry sets, cannot find the tool's annotations. For Codex and Gemini
+// CLI (deny only) it then says nothing, and the workbench, which has the
+// token, decides by the annotations: a read-only tool is not denied by
+// the strictest guess a destructive one would get.
+func TestHookUnsetVariableAnnotations(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	cfgPath := filepath.Join(home, "wb.json")
+	if err := os.WriteFile(cfgPath, []byte(`{"permissions": {"annotations": {"destructiveHint": "deny", "readOnlyHint": "allow"}},
+	  "toolboxes": {"code": {"description": "GitHub", "mcpServers": {"github": {"command": "github-mcp-server", "env": {"GITHUB_TOKEN": "${WB_HOOK_TEST_TOKEN}"}}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The workbench, with the token, listed the server's tools.
+	cfg, err := config.LoadWith(cfgPath, func(k string) (string, bool) {
+		if k == "WB_HOOK_TEST_TOKEN" {
+			return "tok", true
+		}
+		return os.LookupEnv(k)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	catDir, err := catalog.DefaultDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(catDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []json.RawMessage{
+		json.RawMessage(`{"name":"delete_repo","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`),
+		json.RawMessage(`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`),
+	}
+	if err := cat.Put(catalog.Key(cfg.Toolbox("code").Server("github"), downstream.ProtocolVersion), tools, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("WB_HOOK_TEST_TOKEN")
+	for _, host := range []string{"codex", "gemini-cli"} {
+		in, err := os.ReadFile(filepath.Join("testdata", "hook", host, "deny-by-rule.input.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := strings.Replace(string(in), `"delete_repo"`, `"list_issues"`, 1)
+		if code, stdout, stderr := runCmd(t, read, "hook", host, "--config", cfgPath); code != 0 || stdout != "" {
+			t.Errorf("%s: a read-only tool of a server whose token is unset here: exit %d, stdout %q, stderr %q; want no decision", host, code, stdout, stderr)
+		}
+	}
+}
