@@ -131,6 +131,9 @@ func codexHooks(data []byte) ([]codexHookEntry, error) {
 			} `toml:"PreToolUse"`
 		} `toml:"hooks"`
 	}
+	if err := hostconfig.CheckTOMLDepth(data); err != nil {
+		return nil, err
+	}
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {

@@ -402,3 +402,28 @@ func TestInstallShortHostNames(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallCodexRefusesDeepTOML: install codex checks a config.toml's
+// nesting before the TOML decoder recurses into it, as import does (a
+// few megabytes of "[[[[" overflow the decoder's stack and end the
+// process); the refusal names the line and the file is left as it was.
+func TestInstallCodexRefusesDeepTOML(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	const depth = 1500
+	orig := "model = \"m\"\n\nx = " + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "\n"
+	if err := os.WriteFile(file, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "wb.json")
+	if err := os.WriteFile(cfg, []byte(`{"toolboxes": {"mem": {"description": "memory", "mcpServers": {"memory": {"command": "npx"}}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCmd(t, "", "install", "codex", "--file", file, "--config", cfg)
+	if code == 0 || !strings.Contains(stderr, "line 3") || !strings.Contains(stderr, "nested deeper than 1000 levels") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(file); string(after) != orig {
+		t.Errorf("the file was changed")
+	}
+}

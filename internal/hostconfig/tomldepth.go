@@ -1,6 +1,21 @@
 package hostconfig
 
-import "github.com/mcpworkbench/mcp-workbench/internal/frame"
+import (
+	"fmt"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/frame"
+)
+
+// CheckTOMLDepth refuses TOML text nested deeper than frame.MaxDepth
+// levels, naming the line, before any decoder recurses into it: every
+// reader of a host's TOML (import, install codex and its hook) calls it
+// first, through decodeTOML or directly.
+func CheckTOMLDepth(data []byte) error {
+	if line := tomlTooDeepAt(data); line > 0 {
+		return fmt.Errorf("%w: line %d: tables, arrays or dotted keys nested deeper than %d levels", ErrUnparsable, line, frame.MaxDepth)
+	}
+	return nil
+}
 
 // tomlTooDeepAt returns the line (from 1) where the TOML text data nests
 // deeper than frame.MaxDepth levels, or 0 if it does not. The TOML decoder

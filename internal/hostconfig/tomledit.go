@@ -13,6 +13,9 @@ import (
 
 // decodeTOML decodes a whole TOML document.
 func decodeTOML(data []byte) (map[string]any, toml.MetaData, error) {
+	if err := CheckTOMLDepth(data); err != nil {
+		return nil, toml.MetaData{}, err
+	}
 	var m map[string]any
 	md, err := toml.Decode(string(data), &m)
 	if err != nil {
