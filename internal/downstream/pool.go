@@ -23,6 +23,12 @@ type Pool struct {
 	closed  bool
 	byID    map[config.ServerID][]*pooled // the servers of each (toolbox, server) name
 	pooledS map[*Server]*pooled
+
+	// watchers are told when a server of the pool may have changed state
+	// (see [Pool.OnChange]); under their own lock, since servers call it
+	// under theirs.
+	watchMu  sync.Mutex
+	watchers map[any]func()
 }
 
 // pooled is one server of a pool and who uses it.
@@ -56,8 +62,36 @@ func NewPool(o *Options) *Pool {
 		do.Watchdog = p.watchdog
 	}
 	do.PinsChanged = p.pinsChanged
+	prev := do.Changed
+	do.Changed = func() {
+		if prev != nil {
+			prev()
+		}
+		p.watchMu.Lock()
+		for _, f := range p.watchers {
+			f()
+		}
+		p.watchMu.Unlock()
+	}
 	p.o = &do
 	return p
+}
+
+// OnChange calls f, until the returned func is called, whenever a server
+// of the pool may have changed state (what [Options.Changed] says; f must
+// return at once). owner keys it: one per owner.
+func (p *Pool) OnChange(owner any, f func()) (stop func()) {
+	p.watchMu.Lock()
+	if p.watchers == nil {
+		p.watchers = map[any]func(){}
+	}
+	p.watchers[owner] = f
+	p.watchMu.Unlock()
+	return func() {
+		p.watchMu.Lock()
+		delete(p.watchers, owner)
+		p.watchMu.Unlock()
+	}
 }
 
 // Acquire returns the server for (toolbox, sc) used by owner (a comparable

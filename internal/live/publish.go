@@ -33,6 +33,9 @@ type Publisher struct {
 	last    []byte
 	since   map[string]sinceMark // when each server entered its status
 	written sync.WaitGroup
+	// writing serializes the writes, so that a later snapshot is never
+	// overwritten by an earlier one.
+	writing sync.Mutex
 }
 
 type sinceMark struct {
@@ -80,10 +83,16 @@ func (p *Publisher) Poke() {
 
 func (p *Publisher) write() {
 	defer p.written.Done()
+	p.writing.Lock()
+	defer p.writing.Unlock()
+	// Disarmed before the snapshot: a change while it is taken arms the
+	// next write, which sees it.
+	p.mu.Lock()
+	p.armed = false
+	p.mu.Unlock()
 	servers := p.snapshot() // outside p.mu: it takes the servers' locks
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.armed = false
 	if p.closed {
 		return
 	}

@@ -108,11 +108,6 @@ func (w *Workbench) toolboxNotFound(name string) string {
 }
 
 func (w *Workbench) handleOpen(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if w.pool != nil {
-		// The pool's servers do not poke this workbench's state file:
-		// an open may have started them.
-		defer w.live.Poke()
-	}
 	in, err := parseOpenArgs(req.Params.Arguments)
 	if err != nil {
 		return textResult(err.Error(), true), nil

@@ -87,8 +87,10 @@ type Workbench struct {
 
 	indexes indexCache // search indexes of recent searches
 
-	// live writes the workbench's state file for the web UI (live.go).
-	live *live.Publisher
+	// live writes the workbench's state file for the web UI (live.go);
+	// unwatch ends the pool's pokes of it.
+	live    *live.Publisher
+	unwatch func()
 
 	mu     sync.Mutex // serializes reloads and Close; guards closed
 	closed bool
@@ -190,6 +192,10 @@ func New(cfg *config.Config, opts Options) *Workbench {
 	}
 	w.live = live.NewPublisher(cfg.Path, opts.Version, w.liveServers)
 	chainChanged(&do, w.live)
+	if w.pool != nil {
+		// The pool's servers have the pool's options: it tells us.
+		w.unwatch = w.pool.OnChange(w, w.live.Poke)
+	}
 	w.do = &do
 	st := &state{cfg: cfg, byName: map[string]*toolbox{}}
 	for _, tc := range cfg.Toolboxes {
@@ -270,6 +276,9 @@ func (w *Workbench) Close() {
 		}
 	}
 	wg.Wait()
+	if w.unwatch != nil {
+		w.unwatch()
+	}
 	w.live.Close()
 	w.watchdog.Close()
 }
