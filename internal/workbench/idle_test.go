@@ -101,6 +101,7 @@ func TestDaysShape(t *testing.T) {
 	if n := e.starts(); n < 10 {
 		t.Fatalf("%d starts, want one per toolbox at least", n)
 	}
+	e.waitIdleStops()
 	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the idle timeout: %v", left)
 	}
@@ -116,6 +117,7 @@ func TestDaysShape(t *testing.T) {
 		t.Fatalf("the next call: %s", text)
 	}
 	// The servers the opens started in the background stop again.
+	e.waitIdleStops()
 	if left := fakeserver.WaitUntagged(e.tag, 30*time.Second); len(left) > 0 {
 		t.Fatalf("server processes left after the second idle timeout: %v", left)
 	}
@@ -147,4 +149,14 @@ func TestOpenReportsServersIdleStoppedMeanwhile(t *testing.T) {
 	if got := statuses(r); got != "fast=connected slow=connected" || len(r.Tools) != 30 {
 		t.Errorf("statuses %s with %d tools; want both connected with their 15 tools each", got, len(r.Tools))
 	}
+}
+
+// waitIdleStops waits until every server start has been followed by an
+// idle stop in the logs: where process trees cannot be listed (no /proc),
+// this is how a test knows the servers went idle.
+func (e *env) waitIdleStops() {
+	e.t.Helper()
+	fakeserver.Eventually(e.t, "every server started to stop when idle", func() bool {
+		return strings.Count(e.logs.String(), "idle for idleTimeoutMs") >= e.starts()
+	})
 }
