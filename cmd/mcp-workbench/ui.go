@@ -17,8 +17,10 @@ const uiUsage = `Usage: mcp-workbench ui [--config PATH] [--listen 127.0.0.1:0] 
 
 Serves a web page on this machine that shows the toolboxes and servers of
 the configuration with their live state in every running workbench of
-this user (Now), searches the tools and calls one (Try), and shows changed
-tool definitions beside the pinned ones to approve them (Review).
+this user (Now), searches the tools and calls one (Try), shows changed
+tool definitions beside the pinned ones to approve them (Review), answers
+the permission questions of hosts that cannot ask (Questions), lists the
+recent calls (Activity), and signs in to remote servers (Logins).
 
 The first line of stdout is the page's address with a secret token: every
 request needs it. The page opens in the browser unless --no-browser.
