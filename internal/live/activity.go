@@ -29,8 +29,13 @@ type Call struct {
 	Outcome  string    `json:"outcome"` // ok, error (the result's isError)
 	Bytes    int       `json:"bytes"`   // of the result
 	Checked  bool      `json:"permissionChecked,omitempty"`
-	Scope    string    `json:"session,omitempty"` // the host session, in a shared or HTTP workbench
 	ArgBytes int       `json:"argBytes"`
+	// Host is the host's name and version (its clientInfo), "" when it
+	// gave none.
+	Host string `json:"host,omitempty"`
+	// HostVersion is written after Host, with a space: the caller need
+	// not join them (an allocation on the call's path).
+	HostVersion string `json:"-"`
 }
 
 // The record's bounds: a file is rotated (to .1, the one before dropped)
@@ -204,9 +209,17 @@ func (c *Call) appendJSON(b []byte) []byte {
 	if c.Checked {
 		b = append(b, `,"permissionChecked":true`...)
 	}
-	if c.Scope != "" {
-		b = append(b, `,"session":`...)
-		b = frame.AppendString(b, c.Scope)
+	if c.Host != "" {
+		b = append(b, `,"host":`...)
+		b = frame.AppendString(b, c.Host)
+		if c.HostVersion != "" {
+			// "name version": the name's closing quote becomes the space,
+			// and the version's opening quote goes.
+			b[len(b)-1] = ' '
+			mark := len(b)
+			b = frame.AppendString(b, c.HostVersion)
+			b = append(b[:mark], b[mark+1:]...)
+		}
 	}
 	return append(b, "}\n"...)
 }

@@ -91,7 +91,7 @@ func TestActivityRecord(t *testing.T) {
 	base := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	calls := []Call{
 		{Time: base, PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "first \"quoted\"", Ms: 12, Outcome: "ok", Bytes: 100, ArgBytes: 2},
-		{Time: base.Add(time.Second), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "second", Ms: 3, Outcome: "error", Bytes: 40, ArgBytes: 9, Checked: true, Scope: "session-1"},
+		{Time: base.Add(time.Second), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "second", Ms: 3, Outcome: "error", Bytes: 40, ArgBytes: 9, Checked: true, Host: "claude \"code\"", HostVersion: "2.1"},
 	}
 	dir, err := Dir()
 	if err != nil {
@@ -121,6 +121,10 @@ func TestActivityRecord(t *testing.T) {
 		t.Fatalf("read %+v", got)
 	}
 	got[0].Time, got[1].Time = calls[1].Time, calls[0].Time
+	if got[0].Host != `claude "code" 2.1` {
+		t.Errorf("host %q", got[0].Host)
+	}
+	got[0].Host, got[0].HostVersion = calls[1].Host, calls[1].HostVersion
 	if got[0] != calls[1] || got[1] != calls[0] {
 		t.Errorf("read back\n%+v\n%+v\nwant\n%+v\n%+v", got[0], got[1], calls[1], calls[0])
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
@@ -48,20 +49,40 @@ func chainChanged(do *downstream.Options, p *live.Publisher) {
 }
 
 // recorded wraps the reply of a use_tool call so that its answer goes to
-// the activity record (internal/live): the tool, how long, the outcome and
-// the sizes, never the arguments or the result. The record is written by
-// another goroutine; here only the answer's ends are looked at.
-func recorded(ref toolRef, args json.RawMessage, scope string, checked bool, reply func(json.RawMessage)) func(json.RawMessage) {
+// the activity record (internal/live): the host, the tool, how long, the
+// outcome and the sizes, never the arguments or the result. The record is
+// written by another goroutine; here only the answer's ends are looked at.
+func (w *Workbench) recorded(ref toolRef, args json.RawMessage, scope string, checked bool, reply func(json.RawMessage)) func(json.RawMessage) {
 	start := time.Now()
 	return func(res json.RawMessage) {
 		outcome := "ok"
 		if isErrorResult(res) {
 			outcome = "error"
 		}
+		name, version := w.hostOf(scope)
 		live.Record(live.Call{Time: start, PID: os.Getpid(), Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool,
-			Ms: time.Since(start).Milliseconds(), Outcome: outcome, Bytes: len(res), ArgBytes: len(args), Checked: checked, Scope: scope})
+			Ms: time.Since(start).Milliseconds(), Outcome: outcome, Bytes: len(res), ArgBytes: len(args), Checked: checked,
+			Host: name, HostVersion: version})
 		reply(res)
 	}
+}
+
+// hostOf is the name and version of the host a call comes from: the
+// clientInfo of a 2026-07-28 request over HTTP (its scope), else of the
+// host connection's initialize.
+func (w *Workbench) hostOf(scope string) (name, version string) {
+	if rest, ok := strings.CutPrefix(scope, "client "); ok {
+		name, version, _ = strings.Cut(rest, "\x00")
+		return name, version
+	}
+	if hc := w.host.Load(); hc != nil {
+		if ss := hc.ss.Load(); ss != nil {
+			if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+				return p.ClientInfo.Name, p.ClientInfo.Version
+			}
+		}
+	}
+	return "", ""
 }
 
 // isErrorResult reports whether a result object says "isError": true,

@@ -244,18 +244,18 @@ document.getElementById("review-load").addEventListener("click", loadReview);
 let activity = [];
 function renderActivity() {
   const q = document.getElementById("activity-filter").value.trim().toLowerCase();
-  const rows = activity.filter(c => !q || [c.toolbox, c.server, c.tool, c.outcome].some(v => (v || "").toLowerCase().includes(q)));
+  const rows = activity.filter(c => !q || [c.toolbox, c.server, c.tool, c.outcome, c.host].some(v => (v || "").toLowerCase().includes(q)));
   const out = document.getElementById("activity-list");
   if (!rows.length) { out.replaceChildren(el("p", { id: "activity-none" }, activity.length ? "No call matches the filter." : "No call recorded yet.")); return; }
   out.replaceChildren(el("table", { id: "activity-table" },
-    el("thead", {}, el("tr", {}, ["Time", "Tool", "Outcome", "Duration", "Result", "Workbench"].map(h => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, ["Time", "Tool", "Outcome", "Duration", "Result", "Host"].map(h => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows.map(c => el("tr", { "data-call": `${c.toolbox}/${c.server}/${c.tool}`, "data-outcome": c.outcome },
       el("td", { "data-label": "Time" }, new Date(c.time).toLocaleString()),
       el("td", { "data-label": "Tool" }, el("code", {}, `${c.toolbox}/${c.server}/${c.tool}`), c.permissionChecked ? el("div", { class: "hint" }, "permission rules applied") : ""),
       el("td", { "data-label": "Outcome" }, badge(c.outcome === "ok" ? "connected" : "error", c.outcome)),
       el("td", { "data-label": "Duration" }, c.ms + " ms"),
       el("td", { "data-label": "Result" }, `${c.bytes} bytes (arguments ${c.argBytes})`),
-      el("td", { "data-label": "Workbench" }, "pid " + c.pid + (c.session ? " · " + c.session : "")))))));
+      el("td", { "data-label": "Host" }, (c.host || "(no name)") + " · pid " + c.pid))))));
 }
 async function loadActivity() {
   try {
