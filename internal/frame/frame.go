@@ -48,6 +48,9 @@ type TooLongError struct {
 
 	id    json.RawMessage // the top-level id read on the way, if any
 	inner *innerScan      // a message that began inside the line, while it is read
+	// cut: the line ended in a message written inside it (see Next),
+	// so Tail is that message's end, not the line's.
+	cut bool
 }
 
 func (e *TooLongError) Error() string        { return ErrTooLong.Error() }
@@ -56,7 +59,10 @@ func (e *TooLongError) Is(target error) bool { return target == ErrTooLong }
 // ID returns the id of the message the line holds, when the line shows
 // one at the top level of a JSON object in the bytes read before the
 // limit (wherever it stands there), or in its last bytes once it has
-// ended; else nil.
+// ended; else nil. A line that ended in a message written inside it lost
+// its own end: its last bytes are that message's, whose id is not the
+// line's (a server that writes the id last, as the TypeScript SDK does,
+// would have the other message's call fail in its place).
 func (e *TooLongError) ID() json.RawMessage {
 	if e.id != nil {
 		return e.id
@@ -64,7 +70,7 @@ func (e *TooLongError) ID() json.RawMessage {
 	if id := TopLevelID(e.Head); id != nil {
 		return id
 	}
-	if e.Ended {
+	if e.Ended && !e.cut {
 		return tailID(e.Tail)
 	}
 	return nil
@@ -182,6 +188,7 @@ func (r *Reader) line() ([]byte, error) {
 			if ended {
 				e.Tail = bytes.TrimSpace(e.Tail)
 				r.next = inner.message()
+				e.cut = r.next != nil
 			} else {
 				// Report it now: the rest may never come.
 				r.skip = e
@@ -222,6 +229,7 @@ func (r *Reader) skipLong() error {
 		e.Tail = bytes.TrimSpace(e.Tail)
 		e.Ended = true
 		r.next = e.inner.message()
+		e.cut = r.next != nil
 		return e
 	}
 }
@@ -238,43 +246,94 @@ func lastBytes(tail, more []byte) []byte {
 	return append(tail, more...)
 }
 
-// messageStart is how a JSON-RPC message written by an MCP SDK begins.
-var messageStart = []byte(`{"jsonrpc"`)
+// messageStarts are how the JSON-RPC messages that MCP SDKs write begin:
+// most put "jsonrpc" first; the TypeScript SDK writes a response's
+// "result" (or "error") first, then "jsonrpc" and "id", and a request's
+// or a notification's "method". Inside a JSON string a quote is escaped,
+// so these bytes stand in a line only where an object begins.
+var messageStarts = [][]byte{[]byte(`{"jsonrpc"`), []byte(`{"result"`), []byte(`{"method"`), []byte(`{"error"`), []byte(`{"id"`)}
+
+// maxStartLen is the length of the longest of messageStarts.
+const maxStartLen = len(`{"jsonrpc"`)
+
+var objectStart = []byte(`{"`)
+
+// startsMessage reports whether b begins as a message does.
+func startsMessage(b []byte) bool {
+	for _, s := range messageStarts {
+		if bytes.HasPrefix(b, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastMessageStart returns the offset of the last place in b where a
+// message begins, or -1.
+func lastMessageStart(b []byte) int {
+	for end := len(b); end > 0; {
+		i := bytes.LastIndex(b[:end], objectStart)
+		if i < 0 {
+			return -1
+		}
+		if startsMessage(b[i:]) {
+			return i
+		}
+		end = i
+	}
+	return -1
+}
+
+// partialStart returns how many of b's last bytes are the beginning of a
+// message start that b cuts short, or 0.
+func partialStart(b []byte) int {
+	for n := min(maxStartLen-1, len(b)); n > 0; n-- {
+		end := b[len(b)-n:]
+		for _, s := range messageStarts {
+			if len(s) > n && bytes.HasPrefix(s, end) {
+				return n
+			}
+		}
+	}
+	return 0
+}
 
 // innerScan keeps the bytes of a long line from the last place where a
 // message begins inside it (not at its start), as the line passes in
 // pieces: what another message written before the line's end leaves.
 // Only what fits in max is kept.
 type innerScan struct {
-	max     int
-	partial int    // the bytes of messageStart that ended the last piece
-	kept    []byte // the line from the last message start on; nil: none
+	max   int
+	carry []byte // the last piece's end, when it may be a message start cut short
+	kept  []byte // the line from the last message start on; nil: none
 }
 
 // feed reads the line's next piece; first says it is the line's first.
 func (c *innerScan) feed(frag []byte, first bool) {
-	i := bytes.LastIndex(frag, messageStart)
+	i := lastMessageStart(frag)
 	if first && i >= 0 && len(bytes.TrimSpace(frag[:i])) == 0 {
 		i = -1 // the line's own start, the first in it: no other
 	}
 	switch {
 	case i >= 0:
 		c.kept = append(c.kept[:0], frag[i:]...)
-	case c.partial > 0 && bytes.HasPrefix(frag, messageStart[c.partial:]):
-		c.kept = append(append(c.kept[:0], messageStart[:c.partial]...), frag...)
+	case len(c.carry) > 0 && c.startsAcross(frag):
+		c.kept = append(append(c.kept[:0], c.carry...), frag...)
 	case c.kept == nil:
 	case len(c.kept)+len(frag) > c.max:
 		c.kept = nil // too long to keep: it is lost with the line
 	default:
 		c.kept = append(c.kept, frag...)
 	}
-	c.partial = 0
-	for n := min(len(messageStart)-1, len(frag)); n > 0; n-- {
-		if bytes.HasSuffix(frag, messageStart[:n]) {
-			c.partial = n
-			break
-		}
-	}
+	c.carry = append(c.carry[:0], frag[len(frag)-partialStart(frag):]...)
+}
+
+// startsAcross reports whether the carried end of the last piece and the
+// beginning of frag make a message start.
+func (c *innerScan) startsAcross(frag []byte) bool {
+	var b [2 * maxStartLen]byte
+	joined := append(append(b[:0], c.carry...), frag[:min(len(frag), maxStartLen)]...)
+	return startsMessage(joined)
 }
 
 // message returns what was kept, once the line has ended, when it is a
@@ -297,7 +356,7 @@ func (c *innerScan) message() []byte {
 func SplitInterleaved(line []byte) (head, msg []byte) {
 	end := len(line)
 	for tries := 0; tries < 8; tries++ {
-		i := bytes.LastIndex(line[:end], messageStart)
+		i := lastMessageStart(line[:end])
 		if i <= 0 {
 			break
 		}

@@ -454,6 +454,15 @@ func TestReaderLimitFor(t *testing.T) {
 // the long line's report, wherever the pieces of the input fall (a
 // message start split between two reads included); a line that nests a
 // message, or does not end in a whole one, gives none.
+// A response and a notification as the TypeScript SDK writes them: its
+// members in another order than the Go and Python SDKs'.
+const (
+	headIDLast   = `{"result":{"content":[{"type":"text","text":"`
+	tailIDLast   = `"}]},"jsonrpc":"2.0","id":"wb-1"}`
+	innerIDLast  = `{"result":{"content":[{"type":"text","text":"hi"}]},"jsonrpc":"2.0","id":"wb-2"}`
+	notification = `{"method":"notifications/message","params":{"level":"info","data":"hi"},"jsonrpc":"2.0"}`
+)
+
 func TestReaderMessageInsideALongLine(t *testing.T) {
 	inner := `{"jsonrpc":"2.0","id":"wb-2","result":{"content":[{"type":"text","text":"hi"}]}}`
 	head := `{"jsonrpc":"2.0","id":"wb-1","result":{"content":[{"type":"text","text":"`
@@ -465,6 +474,11 @@ func TestReaderMessageInsideALongLine(t *testing.T) {
 		{"cut short", head + pad + inner + "\n" + "xx\"}]}}\n" + "next\n", []string{"(too long)", inner, `xx"}]}}`, "next"}},
 		{"whole", head + pad + `"}],"structuredContent":` + inner + "}}\n" + "next\n", []string{"(too long)", "next"}},
 		{"cut short, not ended by a message", head + pad + inner + "xx\n" + "next\n", []string{"(too long)", "next"}},
+		// The TypeScript SDK writes "jsonrpc" and "id" after a response's
+		// "result", and after a notification's "method" and "params".
+		{"cut short, id last", headIDLast + pad + innerIDLast + "\n" + "xx" + tailIDLast + "\n" + "next\n", []string{"(too long)", innerIDLast, "xx" + tailIDLast, "next"}},
+		{"cut short by a notification", headIDLast + pad + notification + "\n" + "next\n", []string{"(too long)", notification, "next"}},
+		{"whole, id last", headIDLast + pad + `"}],"structuredContent":` + innerIDLast + "}" + tailIDLast[len(`"}]}`):] + "\n" + "next\n", []string{"(too long)", "next"}},
 	} {
 		for _, step := range []int{1 << 10, 7, 3} {
 			t.Run(fmt.Sprintf("%s, %d-byte reads", c.name, step), func(t *testing.T) {
@@ -503,6 +517,9 @@ func TestSplitInterleaved(t *testing.T) {
 		{`{"a":` + inner + `}`, "", ""}, // a message nested in a value
 		{`xxxx` + inner + `}`, "", ""},  // not ended by a whole one
 		{`plain log line`, "", ""},
+		{headIDLast + `ab` + innerIDLast, headIDLast + `ab`, innerIDLast},
+		{headIDLast + `ab` + notification, headIDLast + `ab`, notification},
+		{headIDLast + `ab"}],"structuredContent":` + innerIDLast + "}" + tailIDLast[len(`"}]}`):], "", ""},
 	} {
 		head, msg := SplitInterleaved([]byte(c.line))
 		if string(head) != c.head || string(msg) != c.msg {
@@ -555,4 +572,47 @@ func (r *randomReads) Read(p []byte) (int, error) {
 	n := copy(p[:min(len(p), 1+r.rnd.Intn(r.max))], r.data)
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// TestLongLineCutShortIsNotTheOthers: a line past the limit that a message
+// written inside it ends does not take that message's id as its own (the
+// TypeScript SDK writes the id last, so the line's last bytes show the
+// other message's): the other call would fail in its place, and its answer
+// be lost. A long line that ends as itself still shows its id there.
+func TestLongLineCutShortIsNotTheOthers(t *testing.T) {
+	pad := strings.Repeat("x", 300<<10)
+	for _, c := range []struct {
+		name, input, id, next string
+	}{
+		{"cut short", headIDLast + pad + innerIDLast + "\n", "", innerIDLast},
+		{"whole", headIDLast + pad + tailIDLast + "\n", `"wb-1"`, ""},
+	} {
+		for _, step := range []int{64 << 10, 1000, 7} {
+			t.Run(fmt.Sprintf("%s, %d-byte reads", c.name, step), func(t *testing.T) {
+				r := NewReader(&trickle{data: c.input, step: step}, 200<<10)
+				var ended *TooLongError
+				for ended == nil {
+					_, err := r.Next()
+					var tl *TooLongError
+					if !errors.As(err, &tl) {
+						t.Fatalf("Next: %v, want the long line's reports", err)
+					}
+					if tl.Ended {
+						ended = tl
+					}
+				}
+				if got := string(ended.ID()); got != c.id {
+					t.Errorf("the long line's id: %q, want %q", got, c.id)
+				}
+				line, err := r.Next()
+				if c.next == "" {
+					if err != io.EOF {
+						t.Errorf("after the line: %.100q, %v; want the end", line, err)
+					}
+				} else if string(line) != c.next || err != nil {
+					t.Errorf("after the line: %.100q, %v; want %q", line, err, c.next)
+				}
+			})
+		}
+	}
 }
