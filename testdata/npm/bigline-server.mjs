@@ -8,7 +8,11 @@
 // land inside it, and the first of them ends it. With BIG_INTERLEAVE=tail
 // the server writes a long line but for its end, waits for the next
 // request, and writes the line's end and that request's answer in one
-// write: the answer right after the newline, in the same read.
+// write: the answer right after the newline, in the same read. With
+// BIG_INTERLEAVE=inside it writes that answer before the line's end
+// instead: inside the line, past the limit, ending it. With BIG_ORDER=ts
+// its messages put "jsonrpc" and "id" last, as the TypeScript SDK writes
+// them ({"result":…,"jsonrpc":"2.0","id":1}).
 // Usage: node bigline-server.mjs
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -16,18 +20,29 @@ import { createInterface } from "node:readline";
 const bigBytes = Number(process.env.BIG_BYTES ?? 70 * 1024 * 1024);
 const piece = 1024 * 1024;
 
+const tsOrder = process.env.BIG_ORDER === "ts";
+const interleave = process.env.BIG_INTERLEAVE;
+
+// order puts a message's members in the order its SDK writes them.
+function order(message) {
+  if (!tsOrder) return message;
+  const { jsonrpc, id, ...rest } = message;
+  return id === undefined ? { ...rest, jsonrpc } : { ...rest, jsonrpc, id };
+}
+
 let queue = Promise.resolve();
 // tailWaits, when set, takes the next answer: the end of a long line
 // waits for it (BIG_INTERLEAVE=tail).
 let tailWaits = null;
 function send(message) {
+  message = order(message);
   if (tailWaits) {
     const take = tailWaits;
     tailWaits = null;
     take(JSON.stringify(message) + "\n");
     return queue;
   }
-  if (process.env.BIG_INTERLEAVE === "1") {
+  if (interleave === "1") {
     process.stdout.write(JSON.stringify(message) + "\n");
     return queue;
   }
@@ -39,7 +54,10 @@ function send(message) {
 // is about size bytes, in pieces.
 function sendPadded(head, size, tail) {
   queue = queue.then(async () => {
-    const next = process.env.BIG_INTERLEAVE === "tail" ? new Promise((resolve) => { tailWaits = resolve; }) : null;
+    const next = interleave === "tail" || interleave === "inside" ? new Promise((resolve) => { tailWaits = resolve; }) : null;
+    if (next) {
+      process.stderr.write("bigline: writing a long line, whose end waits for the next request\n");
+    }
     await write(head);
     let left = size - head.length - tail.length;
     const chunk = "x".repeat(piece);
@@ -47,7 +65,12 @@ function sendPadded(head, size, tail) {
       await write(left >= piece ? chunk : chunk.slice(0, left));
       left -= piece;
     }
-    await write(next ? tail + (await next) : tail);
+    if (next) {
+      const answer = await next;
+      await write(interleave === "inside" ? answer + tail : tail + answer);
+    } else {
+      await write(tail);
+    }
   });
   return queue;
 }
@@ -82,7 +105,11 @@ rl.on("line", (line) => {
       break;
     case "tools/call":
       if (msg.params.name === "big") {
-        sendPadded(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"`, bigBytes, `"}]}}\n`);
+        if (tsOrder) {
+          sendPadded(`{"result":{"content":[{"type":"text","text":"`, bigBytes, `"}]},"jsonrpc":"2.0","id":${id}}\n`);
+        } else {
+          sendPadded(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"`, bigBytes, `"}]}}\n`);
+        }
         break;
       }
       send({ jsonrpc: "2.0", id: msg.id, result: { content: [{ type: "text", text: String(msg.params.arguments?.text ?? "") }] } });
