@@ -251,6 +251,57 @@ func TestWindowsConcurrentWorkbenches(t *testing.T) {
 	}
 }
 
+// TestWindowsConcurrentCatalogWriters: the same with fake servers, which
+// start at once, so that the writes meet: four workbenches each open eight
+// toolboxes at the same moment, writing one catalog and one pin folder, and
+// none fails to store a tool list or reads a file as corrupt.
+func TestWindowsConcurrentCatalogWriters(t *testing.T) {
+	windowsHome(t)
+	exe := windowsWorkbench(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolboxes := map[string]any{}
+	for i := range 8 {
+		toolboxes[fmt.Sprintf("tb%d", i)] = map[string]any{"description": "fake", "mcpServers": map[string]any{
+			"s": map[string]any{"command": self, "env": fakeserver.Env(fakeserver.EnvName, fmt.Sprintf("s%d", i))},
+		}}
+	}
+	cfg := writeConfig(t, map[string]any{"toolboxes": toolboxes})
+	const n = 4
+	logs := make([]fakeserver.Buffer, n)
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range n {
+		sessions[i], _ = startExe(t, exe, &logs[i], "--config", cfg, "--log-level", "debug")
+	}
+	var wg sync.WaitGroup
+	for i, cs := range sessions {
+		for tb := range toolboxes {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if text, err := callText(cs, "open_toolbox", map[string]any{"toolbox_name": tb}); err != nil || !strings.Contains(text, "echo") {
+					t.Errorf("workbench %d: open_toolbox %s: %v %s", i, tb, err, text)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, cs := range sessions {
+		_ = cs.Close()
+	}
+	for i := range logs {
+		log := logs[i].String()
+		for _, bad := range []string{"could not store", "corrupt", "Access is denied", "Access denied", "sharing violation", "being used by another process"} {
+			if strings.Contains(log, bad) {
+				t.Errorf("workbench %d logged %q:\n%s", i, bad, log)
+				break
+			}
+		}
+	}
+}
+
 // TestWindowsInstallClaudeDesktop: install claude-desktop writes the entry
 // into %APPDATA%\Claude\claude_desktop_config.json, and the command it
 // wrote, started as Claude Desktop starts it, serves; install codex's hook
