@@ -39,7 +39,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"serve", "--config", missing}, code: 1, err: "not found"},
 		{args: []string{"serve", "extra"}, code: 2, err: "mcp-workbench: serve: unexpected argument \"extra\"\n\nUsage: mcp-workbench [serve]"},
 		{args: []string{"validate", "extra", "--config", cfg}, code: 2, err: "mcp-workbench: validate: unexpected argument \"extra\"\n\nUsage: mcp-workbench validate"},
-		{args: []string{"help", "frobnicate"}, code: 2, err: `unknown command "frobnicate" (the commands: serve, validate, check, call, tools, login, logout, token, status, stop-shared, serve-shared, hook, install, import, help, version)`},
+		{args: []string{"help", "frobnicate"}, code: 2, err: `unknown command "frobnicate" (the commands: serve, validate, check, call, tools, login, logout, token, status, ui, stop-shared, serve-shared, hook, install, import, help, version)`},
 		// Global flags before or after the command's name; after wins.
 		{args: []string{"--config", cfg, "validate"}, out: "valid, 1 toolbox(es)"},
 		{args: []string{"--config", missing, "validate", "--config", cfg}, out: "valid, 1 toolbox(es)"},
