@@ -106,6 +106,15 @@ func (s *stdioConn) Read(context.Context) (jsonrpc.Message, error) {
 				}
 				continue
 			}
+			if id := frame.TailID(line); id != nil && line[0] != '{' && line[0] != '[' {
+				// The end of a message that another, written inside it,
+				// cut short (above, or in frame.Reader past the limit):
+				// it shows its id when the server writes the id last.
+				if msg := s.fail(id, "the server wrote another message inside its answer, cutting it short", line); msg != nil {
+					return msg, nil
+				}
+				continue
+			}
 		}
 		if perr == nil && m.IsResponse() {
 			// A tool list is bounded before the SDK decodes it (a copy of

@@ -626,6 +626,12 @@ func tailID(data []byte) json.RawMessage {
 	return nil
 }
 
+// TailID returns the value of the top-level "id" key that data, the last
+// bytes of a JSON object, show, or nil: the end of a message whose start
+// another message, written inside it, cut off shows whose it was, when
+// its server writes the id last (as the TypeScript SDK does).
+func TailID(data []byte) json.RawMessage { return tailID(data) }
+
 // stringStart returns the offset of the quote that starts the JSON string
 // ending at data[end], or -1.
 func stringStart(data []byte, end int) int {

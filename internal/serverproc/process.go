@@ -357,6 +357,11 @@ func (j *jsonLineReader) next() ([]byte, error) {
 			j.junk(head)
 			return msg, nil
 		}
+		// Or it is that line's end, which may show whose answer it was
+		// (a server that writes the id last): its call can fail at once.
+		if bytes.Contains(line, jsonrpcKey) && frame.TailID(line) != nil {
+			return line, nil
+		}
 		j.junk(line)
 	}
 }
