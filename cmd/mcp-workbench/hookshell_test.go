@@ -38,3 +38,33 @@ func TestHookShell(t *testing.T) {
 		}
 	}
 }
+
+// TestUnquotedPath: a path that needs quotes in cmd.exe is given in its
+// short form when that needs none (Codex escapes the quotes of its hook
+// command, which cmd.exe does not read); else it stays as it is.
+func TestUnquotedPath(t *testing.T) {
+	short := map[string]string{
+		`C:\Program Files\MCP Workbench\mcp-workbench.exe`: `C:\PROGRA~1\MCPWOR~1\MCP-WO~1.EXE`,
+		`C:\Users\Ann Lee\wb.json`:                         `C:\Users\Ann Lee\wb.json`, // no short names on this drive
+	}
+	asked := 0
+	lookup := func(p string) string {
+		asked++
+		if s, ok := short[p]; ok {
+			return s
+		}
+		return p
+	}
+	for p, want := range map[string]string{
+		`C:\Program Files\MCP Workbench\mcp-workbench.exe`: `C:\PROGRA~1\MCPWOR~1\MCP-WO~1.EXE`,
+		`C:\Users\Ann Lee\wb.json`:                         `C:\Users\Ann Lee\wb.json`,
+		`C:\tools\mcp-workbench.exe`:                       `C:\tools\mcp-workbench.exe`,
+	} {
+		if got := unquotedPath(shellquote.Cmd, p, lookup); got != want {
+			t.Errorf("unquotedPath(%s) = %s, want %s", p, got, want)
+		}
+	}
+	if asked != 2 {
+		t.Errorf("the short form was looked up %d times, want 2 (never for a path that needs no quotes)", asked)
+	}
+}

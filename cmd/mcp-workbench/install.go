@@ -81,7 +81,26 @@ var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]
 // (mcp-workbench hook HOST) with the configuration cfg, as install writes it,
 // quoted for the shell that host runs it with here ([hookShell]).
 func hookCommand(exe, cfg, host string) string {
-	return hookShell(runtime.GOOS, host).Command(exe, "hook", host, "--config", cfg)
+	sh := hookShell(runtime.GOOS, host)
+	if runtime.GOOS == "windows" && host == "codex" {
+		exe, cfg = unquotedPath(sh, exe, shortPath), unquotedPath(sh, cfg, shortPath)
+	}
+	return sh.Command(exe, "hook", host, "--config", cfg)
+}
+
+// unquotedPath is p, or its 8.3 short form (short) when p needs quotes in sh
+// and the short form does not. Codex hands its hook command to cmd.exe /C as
+// one argument of a Windows command line, whose quotes it escapes as \" —
+// which cmd.exe does not read — so a quoted path (C:\Program Files\…, a
+// user name with a space) never runs there; a short path needs no quotes.
+func unquotedPath(sh shellquote.Shell, p string, short func(string) string) string {
+	if sh.Quote(p) == p {
+		return p
+	}
+	if s := short(p); sh.Quote(s) == s {
+		return s
+	}
+	return p
 }
 
 // hookShell is the shell that host runs its hook commands with on the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -109,6 +110,9 @@ timeout = 30
 		hookReport(stdout, res, "Codex", "codex", added, others)
 		if added {
 			fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
+		}
+		if runtime.GOOS == "windows" && strings.Contains(command, `"`) {
+			fmt.Fprintln(stdout, "Warning: the hook's command needs quotes (a space in the path of mcp-workbench.exe or of the configuration, on a drive without short names), and Codex on Windows passes quotes to cmd.exe escaped, so the hook will not run: move them to folders whose paths have no spaces, then run install codex again.")
 		}
 	}
 	return edit, report

@@ -383,6 +383,18 @@ func TestWindowsInstallClaudeDesktop(t *testing.T) {
 	if err := hook.Run(); err != nil || !strings.Contains(hookOut.String(), `"permissionDecision": "deny"`) {
 		t.Fatalf("the hook command install codex wrote, run by cmd.exe: %v (want the rule's denial)\n%s\n%s", err, hooks[0].command, hookOut.String())
 	}
+	// And as Codex starts it: "%ComSpec% /C" with the command as one
+	// argument of the command line, its quotes escaped as \" (Rust's
+	// quoting, which Go's is), which cmd.exe does not read: the paths with
+	// spaces (the configuration's folder and name) are written in their
+	// short form, with no quotes.
+	asCodex := exec.Command(comspec, "/C", hooks[0].command)
+	asCodex.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"mcp__workbench__use_tool","tool_input":{"tool":{"toolbox":"notes","server":"memory","tool":"delete_entities"},"arguments":{"entityNames":["x"]}}}`)
+	hookOut.Reset()
+	asCodex.Stdout, asCodex.Stderr = &hookOut, &hookOut
+	if err := asCodex.Run(); err != nil || !strings.Contains(hookOut.String(), `"permissionDecision": "deny"`) {
+		t.Fatalf("the hook command install codex wrote, run as Codex runs it (%s /C as one argument): %v (want the rule's denial)\n%s\n%s", comspec, err, hooks[0].command, hookOut.String())
+	}
 }
 
 // callText calls tool name; a protocol error or a result with IsError is

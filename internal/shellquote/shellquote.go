@@ -76,7 +76,7 @@ func quotePOSIX(s string) string {
 // quoteCmd quotes s for cmd.exe as Rust's standard library quotes a batch
 // file's arguments since the 2024 advisory (CVE-2024-24576), so that the
 // program cmd.exe starts gets s as one argument, by the C runtime's rules:
-//   - a word with anything but letters, digits and #$*+-./:?@\_ is quoted,
+//   - a word with anything but letters, digits and #$*+-./:?@\_~ is quoted,
 //     so that cmd.exe's metacharacters (&|<>^() and spaces) are inert;
 //   - inside the quotes a '"' is doubled, which cmd.exe reads as staying
 //     in quotes and the C runtime as a literal quote;
@@ -89,7 +89,7 @@ func quotePOSIX(s string) string {
 func quoteCmd(s string) string {
 	quote := s == "" || strings.HasSuffix(s, `\`)
 	for _, r := range s {
-		if r < 0x80 && !onlyOf(string(r), `#$*+-./:?@\_`) || unicode.IsControl(r) {
+		if r < 0x80 && !onlyOf(string(r), `#$*+-./:?@\_~`) || unicode.IsControl(r) {
 			quote = true
 			break
 		}
