@@ -20,16 +20,20 @@ import (
 // Call is one use_tool call in the activity record. Arguments and results
 // are never kept: only their size.
 type Call struct {
-	Time     time.Time `json:"time"`
-	PID      int       `json:"pid"`
-	Toolbox  string    `json:"toolbox"`
-	Server   string    `json:"server"`
-	Tool     string    `json:"tool"`
-	Ms       int64     `json:"ms"`      // how long until the answer
-	Outcome  string    `json:"outcome"` // ok, error (the result's isError)
-	Bytes    int       `json:"bytes"`   // of the result
-	Checked  bool      `json:"permissionChecked,omitempty"`
-	ArgBytes int       `json:"argBytes"`
+	Time    time.Time `json:"time"`
+	PID     int       `json:"pid"`
+	Toolbox string    `json:"toolbox"`
+	Server  string    `json:"server"`
+	Tool    string    `json:"tool"`
+	Ms      int64     `json:"ms"`      // how long until the answer
+	Outcome string    `json:"outcome"` // ok, error (the result's isError)
+	Bytes   int       `json:"bytes"`   // of the result
+	Checked bool      `json:"permissionChecked,omitempty"`
+	// Permission is the decision of the rules that govern the call, or
+	// the answer to the question they asked, and who gave it: "allow:
+	// accepted, this call (user)", "deny: memory/delete_* (rule)".
+	Permission string `json:"permission,omitempty"`
+	ArgBytes   int    `json:"argBytes"`
 	// Host is the host's name and version (its clientInfo), "" when it
 	// gave none.
 	Host string `json:"host,omitempty"`
@@ -208,6 +212,10 @@ func (c *Call) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(c.ArgBytes), 10)
 	if c.Checked {
 		b = append(b, `,"permissionChecked":true`...)
+	}
+	if c.Permission != "" {
+		b = append(b, `,"permission":`...)
+		b = frame.AppendString(b, c.Permission)
 	}
 	if c.Host != "" {
 		b = append(b, `,"host":`...)

@@ -91,7 +91,7 @@ func TestActivityRecord(t *testing.T) {
 	base := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
 	calls := []Call{
 		{Time: base, PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "first \"quoted\"", Ms: 12, Outcome: "ok", Bytes: 100, ArgBytes: 2},
-		{Time: base.Add(time.Second), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "second", Ms: 3, Outcome: "error", Bytes: 40, ArgBytes: 9, Checked: true, Host: "claude \"code\"", HostVersion: "2.1"},
+		{Time: base.Add(time.Second), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "second", Ms: 3, Outcome: "error", Bytes: 40, ArgBytes: 9, Checked: true, Permission: "allow: accepted, this call (user)", Host: "claude \"code\"", HostVersion: "2.1"},
 	}
 	dir, err := Dir()
 	if err != nil {

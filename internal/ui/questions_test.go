@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -55,5 +56,18 @@ func TestQuestionAnsweredInThePage(t *testing.T) {
 	)
 	if res := <-result; !strings.Contains(res, "denied this call in the workbench's web UI") {
 		t.Fatalf("the denied call's result: %s", res)
+	}
+	// Activity says which answer each call got, and who gave it.
+	want := []string{"allow: allowed once, in the web UI (user)", "deny: denied in the web UI (user)"}
+	var body string
+	for range 500 { // the record is written off the call's path
+		if _, body = u.request("GET", "/api/activity", "", u.authed()); strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	u.run(ctx, chromedp.Navigate(u.base+"/#activity"))
+	for _, w := range want {
+		u.run(ctx, chromedp.WaitVisible(chromedp.Search(`//*[@id="activity-table"]//*[contains(text(), "`+w+`")]`)))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
@@ -52,7 +53,7 @@ func chainChanged(do *downstream.Options, p *live.Publisher) {
 // the activity record (internal/live): the host, the tool, how long, the
 // outcome and the sizes, never the arguments or the result. The record is
 // written by another goroutine; here only the answer's ends are looked at.
-func (w *Workbench) recorded(ref toolRef, args json.RawMessage, scope string, checked bool, reply func(json.RawMessage)) func(json.RawMessage) {
+func (w *Workbench) recorded(ref toolRef, args json.RawMessage, scope string, rec *decided, reply func(json.RawMessage)) func(json.RawMessage) {
 	start := time.Now()
 	return func(res json.RawMessage) {
 		outcome := "ok"
@@ -61,7 +62,7 @@ func (w *Workbench) recorded(ref toolRef, args json.RawMessage, scope string, ch
 		}
 		name, version := w.hostOf(scope)
 		live.Record(live.Call{Time: start, PID: os.Getpid(), Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool,
-			Ms: time.Since(start).Milliseconds(), Outcome: outcome, Bytes: len(res), ArgBytes: len(args), Checked: checked,
+			Ms: time.Since(start).Milliseconds(), Outcome: outcome, Bytes: len(res), ArgBytes: len(args), Checked: rec != nil, Permission: rec.get(),
 			Host: name, HostVersion: version})
 		reply(res)
 	}
@@ -83,6 +84,31 @@ func (w *Workbench) hostOf(scope string) (name, version string) {
 		}
 	}
 	return "", ""
+}
+
+// decided is the permission decision of one call that the rules govern,
+// for its activity record: the rule's, or the answer to the question
+// (the host's prompt, the web UI's), as logDecision last logged it.
+type decided struct {
+	mu sync.Mutex
+	s  string
+}
+
+func (d *decided) set(s string) {
+	if d != nil {
+		d.mu.Lock()
+		d.s = s
+		d.mu.Unlock()
+	}
+}
+
+func (d *decided) get() string {
+	if d == nil {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.s
 }
 
 // isErrorResult reports whether a result object says "isError": true,
@@ -112,11 +138,11 @@ var uiAskWait = 2 * time.Minute
 // up to uiAskWait. answered is false when no UI runs or nobody answered,
 // and note then says so for the refusal: the call is refused as before.
 // Otherwise refusal is nil for an allowed call, else the call's refusal.
-func (w *Workbench) askThroughUI(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope, why string) (refusal json.RawMessage, answered bool, note string) {
+func (w *Workbench) askThroughUI(ctx context.Context, rec *decided, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope, why string) (refusal json.RawMessage, answered bool, note string) {
 	if !live.UIRuns() {
 		return nil, false, ""
 	}
-	w.logDecision(ref, "ask", permissions.Ask, "rule", v.By+" (in the web UI: the host cannot ask)")
+	w.logDecision(rec, ref, "ask", permissions.Ask, "rule", v.By+" (in the web UI: the host cannot ask)")
 	action, err := live.AskUI(ctx, live.Question{Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool, Rule: v.By,
 		Args: shownArgs(args, secretsOf(s.Config())), Why: why}, uiAskWait)
 	switch {
@@ -126,17 +152,17 @@ func (w *Workbench) askThroughUI(ctx context.Context, s *downstream.Server, ref 
 		w.log.Warn("permission: could not ask in the web UI", "error", err)
 		return nil, false, "; nor could the web UI (mcp-workbench ui) be asked: " + err.Error()
 	case action == live.AllowOnce:
-		w.logDecision(ref, "answer", permissions.Allow, "user", "allowed once, in the web UI")
+		w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed once, in the web UI")
 		return nil, true, ""
 	case action == live.AllowSession:
 		if w.allowed.add(scope, ref) {
-			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session, in the web UI")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session, in the web UI")
 		} else {
-			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session in the web UI, kept for this call only")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session in the web UI, kept for this call only")
 		}
 		return nil, true, ""
 	case action == live.Deny:
-		w.logDecision(ref, "answer", permissions.Deny, "user", "denied in the web UI")
+		w.logDecision(rec, ref, "answer", permissions.Deny, "user", "denied in the web UI")
 		return ref.refused("the user denied this call in the workbench's web UI; the server was not called. Do not call it again unless the user asks for it."), true, ""
 	}
 	return nil, false, fmt.Sprintf("; the question waited in the web UI (mcp-workbench ui) for %v without an answer", uiAskWait)

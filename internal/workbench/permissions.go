@@ -105,13 +105,15 @@ func (a *allowances) add(scope string, ref toolRef) bool {
 	return true
 }
 
-// logDecision writes the record of one ask, answer or denial.
-func (w *Workbench) logDecision(ref toolRef, event string, d permissions.Decision, who, why string) {
+// logDecision writes the record of one ask, answer or denial, and keeps
+// the last for the call's activity record (rec, which may be nil).
+func (w *Workbench) logDecision(rec *decided, ref toolRef, event string, d permissions.Decision, who, why string) {
+	rec.set(d.String() + ": " + why + " (" + who + ")")
 	w.log.Info("permission "+event, "toolbox", ref.Toolbox, "server", ref.Server, "tool", ref.Tool, "decision", d.String(), "who", who, "why", why)
 }
 
 // guarded serves a call under the permission rules pol.
-func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, reply func(json.RawMessage)) (cancel func()) {
+func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.Server, ref toolRef, args, input json.RawMessage, scope string, progress downstream.ProgressFunc, ask downstream.AskFunc, rec *decided, reply func(json.RawMessage)) (cancel func()) {
 	v, known := pol.ByName(ref.Server, ref.Tool)
 	if !known {
 		t, err := s.Resolve(w, ref.Tool, args)
@@ -127,14 +129,15 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 	if known {
 		switch {
 		case v.Decision == permissions.Deny:
-			reply(w.deny(ref, v))
+			reply(w.deny(rec, ref, v))
 			return func() {}
 		case v.Decision != permissions.Ask:
+			rec.set(v.Decision.String() + ": " + v.By + " (rule)")
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		case w.allowed.has(scope, ref):
-			w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 			return w.call(tb, s, ref, args, progress, ask, reply)
-		case w.approvedByHook(ref, args, input):
+		case w.approvedByHook(rec, ref, args, input):
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		}
 	}
@@ -162,20 +165,21 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 			v = pol.Decide(ref.Server, ref.Tool, hints)
 			switch {
 			case v.Decision == permissions.Deny:
-				reply(w.deny(ref, v))
+				reply(w.deny(rec, ref, v))
 				return
 			case v.Decision != permissions.Ask:
+				rec.set(v.Decision.String() + ": " + v.By + " (rule)")
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
-			case w.allowed.has(scope, ref) || w.approvedByHook(ref, args, input):
+			case w.allowed.has(scope, ref) || w.approvedByHook(rec, ref, args, input):
 				if w.allowed.has(scope, ref) {
-					w.logDecision(ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
+					w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 				}
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
 			}
 		}
-		if refusal := w.askUser(ctx, s, ref, args, v, scope, ask); refusal != nil {
+		if refusal := w.askUser(ctx, rec, s, ref, args, v, scope, ask); refusal != nil {
 			reply(refusal)
 			return
 		}
@@ -196,7 +200,7 @@ var approvals = permissions.NewApprovals("")
 // approval of Claude Code's prompt for this very call (see
 // permissions.Approvals); one that does not check out is logged and
 // ignored: the call is asked about as usual.
-func (w *Workbench) approvedByHook(ref toolRef, args, input json.RawMessage) bool {
+func (w *Workbench) approvedByHook(rec *decided, ref toolRef, args, input json.RawMessage) bool {
 	if len(input) == 0 || !bytes.Contains(input, []byte(permissions.ApprovalField)) {
 		return false
 	}
@@ -210,7 +214,7 @@ func (w *Workbench) approvedByHook(ref toolRef, args, input json.RawMessage) boo
 		w.log.Warn("permission: the call carries an approval that does not count; asking as usual", "toolbox", ref.Toolbox, "server", ref.Server, "tool", ref.Tool, "why", why)
 		return false
 	}
-	w.logDecision(ref, "answer", permissions.Allow, "host", "approved in the host's own prompt (the hook)")
+	w.logDecision(rec, ref, "answer", permissions.Allow, "host", "approved in the host's own prompt (the hook)")
 	return true
 }
 
@@ -245,8 +249,8 @@ func (g *gated) cancel() {
 }
 
 // deny is the refusal of a call the configuration denies.
-func (w *Workbench) deny(ref toolRef, v permissions.Verdict) json.RawMessage {
-	w.logDecision(ref, "denial", permissions.Deny, "rule", v.By)
+func (w *Workbench) deny(rec *decided, ref toolRef, v permissions.Verdict) json.RawMessage {
+	w.logDecision(rec, ref, "denial", permissions.Deny, "rule", v.By)
 	return ref.refused(fmt.Sprintf("the workbench configuration denies this tool (%s). Do not call it again; if the user wants it used, they can change that rule in %s.", v.By, w.configFile()))
 }
 
@@ -263,15 +267,15 @@ const sessionKey = "allowForSession"
 
 // askUser asks the user, through the host, whether the call may go on. It
 // returns nil if it may, else the call's refusal.
-func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
+func (w *Workbench) askUser(ctx context.Context, rec *decided, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
 	params := permissionForm(ref, shownArgs(args, secretsOf(s.Config())), v)
 	cannot := func(why string) json.RawMessage {
-		refusal, answered, note := w.askThroughUI(ctx, s, ref, args, v, scope, why)
+		refusal, answered, note := w.askThroughUI(ctx, rec, s, ref, args, v, scope, why)
 		if answered {
 			return refusal
 		}
 		why += note
-		w.logDecision(ref, "answer", permissions.Deny, "host", "the host cannot ask the user: "+why)
+		w.logDecision(rec, ref, "answer", permissions.Deny, "host", "the host cannot ask the user: "+why)
 		return ref.refused(fmt.Sprintf("the workbench configuration asks the user before this tool runs (%s), and the host cannot ask: %s. "+
 			"Tell the user: to allow it, they can change that rule to \"allow\" in %s, or use a host that supports elicitation forms.", v.By, why, w.configFile()))
 	}
@@ -280,9 +284,9 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 	} else if err := canAnswer(w.HostCapabilities(), downstream.MethodElicit, params); err != nil {
 		return cannot(err.Error())
 	}
-	w.logDecision(ref, "ask", permissions.Ask, "rule", v.By)
+	w.logDecision(rec, ref, "ask", permissions.Ask, "rule", v.By)
 	notFit := func(what string) json.RawMessage {
-		w.logDecision(ref, "answer", permissions.Deny, "host", "the answer does not match the form")
+		w.logDecision(rec, ref, "answer", permissions.Deny, "host", "the answer does not match the form")
 		return ref.refused(fmt.Sprintf("the host's answer to the permission question does not match its form (%s; the form has only %q, true or false); the call is refused. Call again to be asked again.", what, sessionKey))
 	}
 	raw, err := ask(ctx, downstream.MethodElicit, params)
@@ -301,7 +305,7 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		Content map[string]json.RawMessage `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
-		w.logDecision(ref, "answer", permissions.Deny, "host", "the answer is not an elicitation result")
+		w.logDecision(rec, ref, "answer", permissions.Deny, "host", "the answer is not an elicitation result")
 		return ref.refused("the host's answer to the permission question is not an elicitation result; the call is refused. Call again to be asked again.")
 	}
 	switch ans.Action {
@@ -319,21 +323,21 @@ func (w *Workbench) askUser(ctx context.Context, s *downstream.Server, ref toolR
 		}
 		switch {
 		case session && w.allowed.add(scope, ref):
-			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted, for the rest of the session")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "accepted, for the rest of the session")
 		case session:
-			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted for the rest of the session, kept for this call only: the host's requests name no client (clientInfo), or too many tools are allowed already")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "accepted for the rest of the session, kept for this call only: the host's requests name no client (clientInfo), or too many tools are allowed already")
 		default:
-			w.logDecision(ref, "answer", permissions.Allow, "user", "accepted, this call")
+			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "accepted, this call")
 		}
 		return nil
 	case "decline":
-		w.logDecision(ref, "answer", permissions.Deny, "user", "declined")
+		w.logDecision(rec, ref, "answer", permissions.Deny, "user", "declined")
 		return ref.refused("the user declined this call when asked; the server was not called. Do not call it again unless the user asks for it.")
 	case "cancel":
-		w.logDecision(ref, "answer", permissions.Deny, "user", "dismissed the question")
+		w.logDecision(rec, ref, "answer", permissions.Deny, "user", "dismissed the question")
 		return ref.refused("the user dismissed the permission question without allowing the call; the server was not called.")
 	}
-	w.logDecision(ref, "answer", permissions.Deny, "host", "an unknown action")
+	w.logDecision(rec, ref, "answer", permissions.Deny, "host", "an unknown action")
 	return ref.refused(fmt.Sprintf("the host answered the permission question with the action %q, which is none of accept, decline and cancel; the call is refused.", ans.Action))
 }
 

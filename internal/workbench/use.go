@@ -110,10 +110,11 @@ func (w *Workbench) useWith(ref toolRef, args, input json.RawMessage, scope stri
 	}
 	if st.cfg.AnyPermissions {
 		if pol := policyFor(st.cfg, ref); !pol.Empty() {
-			return w.guarded(pol, tb, s, ref, args, input, scope, progress, ask, w.recorded(ref, args, scope, true, reply))
+			rec := &decided{}
+			return w.guarded(pol, tb, s, ref, args, input, scope, progress, ask, rec, w.recorded(ref, args, scope, rec, reply))
 		}
 	}
-	return w.call(tb, s, ref, args, progress, ask, w.recorded(ref, args, scope, false, reply))
+	return w.call(tb, s, ref, args, progress, ask, w.recorded(ref, args, scope, nil, reply))
 }
 
 // call makes the call of a tool that may be called.

@@ -251,7 +251,7 @@ function renderActivity() {
     el("thead", {}, el("tr", {}, ["Time", "Tool", "Outcome", "Duration", "Result", "Host"].map(h => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows.map(c => el("tr", { "data-call": `${c.toolbox}/${c.server}/${c.tool}`, "data-outcome": c.outcome },
       el("td", { "data-label": "Time" }, new Date(c.time).toLocaleString()),
-      el("td", { "data-label": "Tool" }, el("code", {}, `${c.toolbox}/${c.server}/${c.tool}`), c.permissionChecked ? el("div", { class: "hint" }, "permission rules applied") : ""),
+      el("td", { "data-label": "Tool" }, el("code", {}, `${c.toolbox}/${c.server}/${c.tool}`), c.permission ? el("div", { class: "hint" }, "permission: " + c.permission) : (c.permissionChecked ? el("div", { class: "hint" }, "permission rules applied") : "")),
       el("td", { "data-label": "Outcome" }, badge(c.outcome === "ok" ? "connected" : "error", c.outcome)),
       el("td", { "data-label": "Duration" }, c.ms + " ms"),
       el("td", { "data-label": "Result" }, `${c.bytes} bytes (arguments ${c.argBytes})`),
