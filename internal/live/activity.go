@@ -52,8 +52,10 @@ const (
 
 var activity = struct {
 	ch      chan Call
-	running atomic.Bool // a writer goroutine runs
-}{ch: make(chan Call, activityQueue)}
+	running atomic.Bool  // a writer goroutine runs
+	pending atomic.Int64 // calls queued and not yet written (or given up)
+	flush   chan chan struct{}
+}{ch: make(chan Call, activityQueue), flush: make(chan chan struct{})}
 
 // idleExit is how long the writer waits for a call before it closes the
 // file and ends: a workbench that is not called runs no goroutine for it.
@@ -66,13 +68,46 @@ const dirRecheck = 500 * time.Millisecond
 // once: a call that finds the queue full is dropped; one goroutine writes
 // them, started when one is queued and ended once idle.
 func Record(c Call) {
+	activity.pending.Add(1)
 	select {
 	case activity.ch <- c:
 	default:
+		activity.pending.Add(-1)
 		return
 	}
 	if activity.running.CompareAndSwap(false, true) {
 		go writeActivity()
+	}
+}
+
+// Flush waits, up to wait, until every call queued so far is in the
+// record, then has the writer close its file (it opens the folder's anew
+// for the next call). A workbench calls it as it closes, so that its
+// record is whole at exit and nothing is written after into a folder
+// being removed (a test's home) or held open there (which Windows would
+// not let be removed).
+func Flush(wait time.Duration) {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for activity.pending.Load() > 0 {
+		select {
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+	}
+	done := make(chan struct{})
+	for activity.running.Load() {
+		select {
+		case activity.flush <- done:
+			<-done
+			return
+		case <-tick.C: // the writer may have ended meanwhile, closing its file
+		case <-deadline.C:
+			return
+		}
 	}
 }
 
@@ -92,29 +127,13 @@ func writeActivity() {
 	var checked time.Time
 	var size int64
 	var line []byte // reused: the writer allocates nothing per call
-	idle := time.NewTimer(idleExit)
-	defer idle.Stop()
-	for {
-		var c Call
-		select {
-		case c = <-activity.ch:
-			idle.Reset(idleExit)
-		case <-idle.C:
-			activity.running.Store(false)
-			// A call queued before the store finds running still set:
-			// take it on, unless a new writer already did.
-			if len(activity.ch) > 0 && activity.running.CompareAndSwap(false, true) {
-				idle.Reset(idleExit)
-				continue
-			}
-			return
-		}
+	write := func(c Call) {
 		// The folder is looked up again now and then (the environment
 		// may change, as in tests): records go where readers look.
 		if f == nil || time.Since(checked) > dirRecheck {
 			d, err := Dir()
 			if err != nil {
-				continue
+				return
 			}
 			checked = time.Now()
 			if f != nil && d != dir {
@@ -126,12 +145,12 @@ func writeActivity() {
 		if f == nil {
 			path = filepath.Join(dir, activityName(os.Getpid()))
 			if userfile.MakeDir(dir, "web UI's state folder") != nil {
-				continue
+				return
 			}
 			var err error
 			if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
 				f = nil
-				continue
+				return
 			}
 			if fi, err := f.Stat(); err == nil {
 				size = fi.Size()
@@ -144,6 +163,31 @@ func writeActivity() {
 			f.Close()
 			f = nil
 			_ = os.Rename(path, strings.TrimSuffix(path, ".jsonl")+".1.jsonl")
+		}
+	}
+	idle := time.NewTimer(idleExit)
+	defer idle.Stop()
+	for {
+		select {
+		case c := <-activity.ch:
+			idle.Reset(idleExit)
+			write(c)
+			activity.pending.Add(-1)
+		case done := <-activity.flush:
+			if f != nil {
+				f.Close()
+				f = nil
+			}
+			close(done)
+		case <-idle.C:
+			activity.running.Store(false)
+			// A call queued before the store finds running still set:
+			// take it on, unless a new writer already did.
+			if len(activity.ch) > 0 && activity.running.CompareAndSwap(false, true) {
+				idle.Reset(idleExit)
+				continue
+			}
+			return
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,39 @@ func TestActivityRecord(t *testing.T) {
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// TestFlushLeavesTheFolderFree: once Flush returns, every call recorded
+// before is in the record and the writer holds no file in the folder, so
+// that it can be removed (a workbench closing, a test's home) and stays
+// removed.
+func TestFlushLeavesTheFolderFree(t *testing.T) {
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		Record(Call{Time: time.Now(), PID: os.Getpid(), Toolbox: "tb", Server: "s", Tool: "t" + strconv.Itoa(i), Outcome: "ok"})
+	}
+	Flush(time.Minute)
+	got, err := ReadActivity(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range got {
+		if c.Toolbox == "tb" && strings.HasPrefix(c.Tool, "t") {
+			n++
+		}
+	}
+	if n < 50 {
+		t.Errorf("after Flush the record holds %d of the 50 calls", n)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the folder came back after Flush and its removal: %v", err)
 	}
 }

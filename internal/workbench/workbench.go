@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/catalog"
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
@@ -280,6 +281,7 @@ func (w *Workbench) Close() {
 		w.unwatch()
 	}
 	w.live.Close()
+	live.Flush(2 * time.Second)
 	w.watchdog.Close()
 }
 
