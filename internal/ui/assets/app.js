@@ -106,20 +106,30 @@ function renderNow(n) {
   }
 }
 
-const answered = new Set();
+// Answers given here stay on the page (newest first) until it is left, so
+// a question answered in one stream update is not wiped by the next; the
+// list is rebuilt only when what it shows changes, so a button the user
+// has tabbed to keeps the focus.
+const answered = new Map();
+let waitingQuestions = [], questionsShown = "";
 function renderQuestions(qs) {
+  waitingQuestions = qs;
   qs = qs.filter(q => !answered.has(q.id));
   document.getElementById("questions-count").textContent = qs.length ? String(qs.length) : "";
+  const key = JSON.stringify([qs.map(q => q.id), [...answered.keys()]]);
+  if (key === questionsShown) return;
+  questionsShown = key;
   const out = document.getElementById("questions-list");
-  if (!qs.length) { out.replaceChildren(el("p", { id: "questions-none" }, "No question is waiting.")); return; }
+  const done = [...answered.values()].reverse().slice(0, 10).map(t => el("p", { role: "status", class: "answered" }, t));
+  if (!qs.length) { out.replaceChildren(el("p", { id: "questions-none" }, "No question is waiting."), ...done); return; }
   out.replaceChildren(...qs.map(q => {
     const buttons = [["once", "Allow once"], ["session", "Allow for the session"], ["deny", "Deny"]].map(([action, text]) => {
       const b = el("button", { type: "button", class: action === "deny" ? "secondary" : "", "data-answer": action }, text);
       b.addEventListener("click", async () => {
         try {
           await post("api/answer", { id: q.id, action });
-          answered.add(q.id);
-          card.replaceChildren(el("p", { role: "status", class: "answered" }, `${text}: ${q.toolbox}/${q.server}/${q.tool}`));
+          answered.set(q.id, `${text}: ${q.toolbox}/${q.server}/${q.tool}`);
+          renderQuestions(waitingQuestions);
         } catch (e) { card.append(el("p", { class: "err", role: "alert" }, e.message)); }
       });
       return b;
@@ -130,7 +140,7 @@ function renderQuestions(qs) {
       el("pre", {}, q.arguments),
       el("div", {}, buttons.flatMap(b => [b, " "])));
     return card;
-  }));
+  }), ...done);
 }
 
 function startNow() {
