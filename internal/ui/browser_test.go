@@ -103,17 +103,16 @@ func (u *uiTest) text(ctx context.Context, sel string) string {
 	return s
 }
 
-// shot saves a screenshot of the whole page as a test artefact in
-// bin/ui-screenshots (and, with -docs-shots, at a desktop and a phone
-// width into docs/ as ui-NAME-desktop.png and ui-NAME-phone.png).
+// shot saves screenshots of the whole page at a desktop and a phone width
+// as test artefacts in bin/ui-screenshots (NAME-desktop.png,
+// NAME-phone.png; with -docs-shots into docs/ too, as
+// ui-NAME-desktop.png and ui-NAME-phone.png), and fails the test if the
+// page is wider than a phone's screen there: readable at a phone's width
+// means no sideways scrolling.
 func (u *uiTest) shot(ctx context.Context, name string) {
 	u.t.Helper()
 	root := fakeserver.RepoRoot(u.t)
-	save := func(path string) {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			u.t.Fatalf("screenshot: %v", err)
-		}
+	save := func(png []byte, path string) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			u.t.Fatal(err)
 		}
@@ -121,16 +120,26 @@ func (u *uiTest) shot(ctx context.Context, name string) {
 			u.t.Fatal(err)
 		}
 	}
-	save(filepath.Join(root, "bin", "ui-screenshots", name+".png"))
-	if !*docsShots {
-		return
-	}
 	for _, size := range []struct {
 		name string
 		w, h int64
 	}{{"desktop", 1280, 800}, {"phone", 390, 844}} {
 		u.run(ctx, chromedp.EmulateViewport(size.w, size.h))
-		save(filepath.Join(root, "docs", "ui-"+name+"-"+size.name+".png"))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			u.t.Fatalf("screenshot: %v", err)
+		}
+		save(png, filepath.Join(root, "bin", "ui-screenshots", name+"-"+size.name+".png"))
+		if *docsShots {
+			save(png, filepath.Join(root, "docs", "ui-"+name+"-"+size.name+".png"))
+		}
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`))
+		if err != nil {
+			u.t.Fatal(err)
+		}
+		if wide > int(size.w) {
+			u.t.Errorf("the %s page is %d pixels wide at a %s's width of %d: it scrolls sideways", name, wide, size.name, size.w)
+		}
 	}
 	u.run(ctx, chromedp.EmulateViewport(1280, 800))
 }

@@ -70,4 +70,5 @@ func TestQuestionAnsweredInThePage(t *testing.T) {
 	for _, w := range want {
 		u.run(ctx, chromedp.WaitVisible(chromedp.Search(`//*[@id="activity-table"]//*[contains(text(), "`+w+`")]`)))
 	}
+	u.shot(ctx, "activity")
 }

@@ -66,7 +66,6 @@ func TestTrySearchAndCall(t *testing.T) {
 	if newest.Value != "ok" {
 		t.Errorf("the newest call is not first: %+v", newest)
 	}
-	u.shot(ctx, "activity")
 	u.run(ctx, chromedp.SetValue(chromedp.CSS("#activity-filter"), "error"))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("activity-filter").dispatchEvent(new Event("input"))`)); err != nil {
 		t.Fatal(err)
