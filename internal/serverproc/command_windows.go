@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"unicode"
 
+	"github.com/mcpworkbench/mcp-workbench/internal/shellquote"
 	"golang.org/x/sys/windows"
 )
 
@@ -77,13 +77,10 @@ func isBatchFile(path string) bool {
 //   - /d skips AutoRun commands, /e:on enables the extensions the "%"
 //     escape needs, /v:off keeps "!" literal, and /s with an extra pair of
 //     quotes around everything makes cmd.exe strip exactly that pair;
-//   - an argument with anything but letters, digits and #$*+-./:?@\_ is
-//     quoted, so cmd.exe's metacharacters (&|<>^() and spaces) are inert;
-//   - inside quotes a '"' is doubled, which cmd.exe reads as staying in
-//     quotes and the C runtime reads as a literal quote;
-//   - backslashes are doubled only before a quote, for the C runtime;
-//   - '%' becomes "%%cd:~,%": a literal '%' followed by an empty substring
-//     of %cd%, so "%NAME%" never reaches cmd.exe's expansion intact;
+//   - each argument is quoted by [shellquote.BatchArg]: cmd.exe's
+//     metacharacters (&|<>^() and spaces) inert, '"' doubled inside the
+//     quotes, backslashes doubled only before a quote, and '%' written
+//     "%%cd:~,%" so that "%NAME%" never reaches cmd.exe's expansion intact;
 //   - line breaks are refused: cmd.exe ends the command at one.
 func batchCommandLine(script string, args []string) (string, error) {
 	if strings.ContainsAny(script, "\"\r\n") || strings.HasSuffix(script, `\`) {
@@ -98,50 +95,14 @@ func batchCommandLine(script string, args []string) (string, error) {
 			return "", fmt.Errorf("argument %d contains a line break, which cannot be passed to batch file %s", i+1, filepath.Base(script))
 		}
 		b.WriteByte(' ')
-		appendBatchArg(&b, arg)
+		b.WriteString(shellquote.BatchArg(arg))
 	}
 	b.WriteByte('"')
 	return b.String(), nil
 }
 
-// appendBatchArg writes arg to b quoted for cmd.exe, as [batchCommandLine]
-// describes.
-func appendBatchArg(b *strings.Builder, arg string) {
-	quote := arg == "" || strings.HasSuffix(arg, `\`) // a trailing \ must not escape the closing quote
-	for _, r := range arg {
-		if r < 0x80 && !isBatchSafe(byte(r)) || unicode.IsControl(r) {
-			quote = true
-			break
-		}
-	}
-	if quote {
-		b.WriteByte('"')
-	}
-	backslashes := 0
-	for _, r := range arg {
-		switch r {
-		case '\\':
-			backslashes++
-		case '"':
-			b.WriteString(strings.Repeat(`\`, backslashes)) // 2n backslashes before a quote
-			b.WriteByte('"')                                // "" is an escaped quote
-			backslashes = 0
-		case '%':
-			b.WriteString("%%cd:~,")
-			backslashes = 0
-		default:
-			backslashes = 0
-		}
-		b.WriteRune(r)
-	}
-	if quote {
-		b.WriteString(strings.Repeat(`\`, backslashes)) // 2n backslashes before the closing quote
-		b.WriteByte('"')
-	}
-}
-
 // writeBatchPercents writes s to b with each '%' escaped as in
-// [appendBatchArg], for a script path, which is quoted but not otherwise
+// [shellquote.BatchArg], for a script path, which is quoted but not otherwise
 // changed: Windows paths cannot hold '"'.
 func writeBatchPercents(b *strings.Builder, s string) {
 	for _, r := range s {
@@ -150,14 +111,4 @@ func writeBatchPercents(b *strings.Builder, s string) {
 		}
 		b.WriteRune(r)
 	}
-}
-
-// isBatchSafe reports whether the ASCII byte c needs no quoting on a
-// cmd.exe command line.
-func isBatchSafe(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	return strings.IndexByte(`#$*+-./:?@\_`, c) >= 0
 }

@@ -73,23 +73,38 @@ func quotePOSIX(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// quoteCmd quotes s for cmd.exe as Rust's standard library quotes a batch
-// file's arguments since the 2024 advisory (CVE-2024-24576), so that the
-// program cmd.exe starts gets s as one argument, by the C runtime's rules:
-//   - a word with anything but letters, digits and #$*+-./:?@\_~ is quoted,
-//     so that cmd.exe's metacharacters (&|<>^() and spaces) are inert;
+// quoteCmd quotes s for cmd.exe as [BatchArg] does, but leaves '~' bare
+// (it is not special to cmd.exe outside "%~"), so that an 8.3 short path
+// such as C:\PROGRA~1\… needs no quotes.
+func quoteCmd(s string) string { return cmdWord(s, `#$*+-./:?@\_~`) }
+
+// BatchArg returns s as one argument of a batch file (.cmd, .bat) on the
+// command line cmd.exe runs it with, quoted as Rust's standard library
+// quotes a batch file's arguments since the 2024 advisory
+// (CVE-2024-24576; its make_bat_command_line), so that the batch file, and
+// a program it passes %* to, gets s as one argument by the C runtime's
+// rules:
+//   - a word with anything but letters, digits and #$*+-./:?@\_ (or that
+//     is empty, or ends in a backslash) is quoted, so that cmd.exe's
+//     metacharacters (&|<>^() and spaces) are inert;
 //   - inside the quotes a '"' is doubled, which cmd.exe reads as staying
 //     in quotes and the C runtime as a literal quote;
 //   - backslashes are doubled only before a quote (the closing one too);
 //   - '%' becomes "%%cd:~,%": a literal '%' and an empty substring of %cd%,
 //     so that "%NAME%" never reaches cmd.exe's expansion whole.
 //
-// A line break cannot be quoted for cmd.exe, which ends the command there;
-// no path or name the workbench writes holds one.
-func quoteCmd(s string) string {
-	quote := s == "" || strings.HasSuffix(s, `\`)
+// [Cmd] quotes a word the same way but for '~', which it leaves bare. A
+// line break cannot be quoted for cmd.exe, which ends the command there:
+// the caller refuses one.
+func BatchArg(s string) string { return cmdWord(s, `#$*+-./:?@\_`) }
+
+// cmdWord quotes s for cmd.exe as [BatchArg] describes, leaving a word
+// bare that holds nothing but ASCII letters, digits and the characters of
+// safe.
+func cmdWord(s, safe string) string {
+	quote := s == "" || strings.HasSuffix(s, `\`) // a trailing \ must not escape the closing quote
 	for _, r := range s {
-		if r < 0x80 && !onlyOf(string(r), `#$*+-./:?@\_~`) || unicode.IsControl(r) {
+		if r < 0x80 && !onlyOf(string(r), safe) || unicode.IsControl(r) {
 			quote = true
 			break
 		}
@@ -104,8 +119,8 @@ func quoteCmd(s string) string {
 		case '\\':
 			backslashes++
 		case '"':
-			b.WriteString(strings.Repeat(`\`, backslashes))
-			b.WriteByte('"')
+			b.WriteString(strings.Repeat(`\`, backslashes)) // 2n backslashes before a quote
+			b.WriteByte('"')                                // "" is an escaped quote
 			backslashes = 0
 		case '%':
 			b.WriteString("%%cd:~,")
@@ -116,7 +131,7 @@ func quoteCmd(s string) string {
 		b.WriteRune(r)
 	}
 	if quote {
-		b.WriteString(strings.Repeat(`\`, backslashes))
+		b.WriteString(strings.Repeat(`\`, backslashes)) // 2n backslashes before the closing quote
 		b.WriteByte('"')
 	}
 	return b.String()

@@ -91,3 +91,32 @@ func TestPOSIXThroughSh(t *testing.T) {
 func (sh Shell) String() string {
 	return [...]string{"POSIX", "Cmd", "PowerShell"}[sh]
 }
+
+// BatchArg quotes as Cmd does, but '~' too (Rust's list of characters a
+// batch file's argument may hold bare has none): the quoting of the
+// arguments of a .cmd server's command line (serverproc) is unchanged.
+func TestBatchArg(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                    `""`,
+		"-y":                  "-y",
+		"@scope/pkg@1.2.3":    "@scope/pkg@1.2.3",
+		`C:\Users\ann\srv.js`: `C:\Users\ann\srv.js`,
+		`C:\my dir\`:          `"C:\my dir\\"`,
+		"https://x/?a=1&b=2":  `"https://x/?a=1&b=2"`,
+		`say "hi"`:            `"say ""hi"""`,
+		`a\"b`:                `"a\\""b"`,
+		"%PATH%":              `"%%cd:~,%PATH%%cd:~,%"`,
+		"~":                   `"~"`,
+		`C:\PROGRA~1\wb.exe`:  `"C:\PROGRA~1\wb.exe"`,
+		"Zoë":                 "Zoë",
+		"tab\there":           "\"tab\there\"",
+		"!x":                  `"!x"`,
+	} {
+		if got := BatchArg(in); got != want {
+			t.Errorf("BatchArg(%q) = %s, want %s", in, got, want)
+		}
+		if cmd := Cmd.Quote(in); !strings.Contains(in, "~") && cmd != want {
+			t.Errorf("Cmd.Quote(%q) = %s, BatchArg %s: they differ but for ~", in, cmd, want)
+		}
+	}
+}
