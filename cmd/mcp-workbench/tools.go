@@ -3,15 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
@@ -106,23 +103,8 @@ func (e *unknownToolError) Error() string { return e.msg }
 // reviewed is one server's part of a review: its tools, compared with
 // its pins, and what approving them changes.
 type reviewed struct {
-	s       *downstream.Server
-	label   string
-	tools   *downstream.ToolSet
+	downstream.Review
 	reports []pins.Report
-	pending []downstream.Pending
-}
-
-// reviewCode stands for the changes approve makes: the same code means
-// the same definitions, so that approve pins only what diff showed.
-func reviewCode(rs []reviewed) string {
-	h := sha256.New()
-	for _, r := range rs {
-		for _, p := range r.pending {
-			fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(r.label), r.label, len(p.Name), p.Name, len(p.Hash), p.Hash)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
 // reviewTools starts the selected servers and shows (diff) or pins
@@ -138,38 +120,23 @@ func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, sto
 			continue
 		}
 		for _, s := range wb.Servers(name) {
-			if !s.Config().Disabled && (opts.server == "" || s.Name == opts.server) {
+			if opts.server == "" || s.Name == opts.server {
 				servers = append(servers, s)
 			}
 		}
 	}
-	type outcome struct {
-		tools *downstream.ToolSet
-		err   error
-	}
-	results := make([]outcome, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Go(func() {
-			ts, err := s.Connect(ctx)
-			results[i] = outcome{ts, err}
-		})
-	}
-	wg.Wait()
+	started := downstream.StartForReview(ctx, servers)
 	failed := 0
 	var rs []reviewed
-	for i, s := range servers {
-		label := s.Toolbox + "/" + s.Name
-		o := results[i]
-		if o.err != nil {
+	for i := range started {
+		r := &started[i]
+		s, label := r.Server, r.Label
+		if r.Err != nil {
 			failed++
-			fmt.Fprintf(stdout, "%s: could not start: %s\n", label, pins.Visible(o.err.Error()))
+			fmt.Fprintf(stdout, "%s: could not start: %s\n", label, pins.Visible(r.Err.Error()))
 			continue
 		}
-		if cur := s.State().Tools; cur != nil {
-			o.tools = cur // screened again now that every server has listed its tools
-		}
-		reports, state, why := s.PinReport(o.tools)
+		reports, state, why := s.PinReport(r.Tools)
 		var names []string
 		if opts.tool != "" {
 			idx := slices.IndexFunc(reports, func(r pins.Report) bool { return r.Name == opts.tool })
@@ -186,12 +153,13 @@ func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, sto
 		if state == pins.Corrupt {
 			fmt.Fprintf(stdout, "%s: the pin file %s is damaged or was edited (%s): nothing in it is trusted; every tool shows as new until approved.\n", label, store.Path(s.PinKey()), pins.Line(why))
 		}
-		rs = append(rs, reviewed{s: s, label: label, tools: o.tools, reports: reports, pending: s.Pending(o.tools, names)})
+		r.Pending = s.Pending(r.Tools, names)
+		rs = append(rs, reviewed{Review: *r, reports: reports})
 	}
-	code := reviewCode(rs)
+	code := downstream.ReviewCode(started)
 	pending := 0
 	for _, r := range rs {
-		pending += len(r.pending)
+		pending += len(r.Pending)
 	}
 	approveCmd := fmt.Sprintf("%s --reviewed %s", downstream.ReviewCommand("approve", cfg.Path, opts.toolbox, opts.server, opts.tool), code)
 	switch {
@@ -224,15 +192,15 @@ func reviewTools(ctx context.Context, cfg *config.Config, opts toolsOptions, sto
 		fallthrough
 	default: // approve what was shown: the definitions of this very review
 		for _, r := range rs {
-			done, err := r.s.Approve(r.tools, r.pending)
+			done, err := r.Server.Approve(r.Tools, r.Pending)
 			if err != nil {
-				return fmt.Errorf("%s: %w", r.label, err)
+				return fmt.Errorf("%s: %w", r.Label, err)
 			}
 			if len(done) > 0 {
 				for i := range done {
 					done[i] = pins.Line(done[i])
 				}
-				fmt.Fprintf(stdout, "%s: approved %s\n", r.label, strings.Join(done, ", "))
+				fmt.Fprintf(stdout, "%s: approved %s\n", r.Label, strings.Join(done, ", "))
 			}
 		}
 	}
@@ -248,16 +216,16 @@ func showReview(stdout io.Writer, rs []reviewed) int {
 	shown := 0
 	for _, rv := range rs {
 		for _, r := range rv.reports {
-			flags := rv.tools.FlagsOf(r.Name)
+			flags := rv.Tools.FlagsOf(r.Name)
 			if r.Kind == pins.Same && len(flags) == 0 {
 				continue
 			}
 			shown++
-			head := fmt.Sprintf("%s/%s: %s", rv.label, pins.Line(r.Name), r.Kind)
+			head := fmt.Sprintf("%s/%s: %s", rv.Label, pins.Line(r.Name), r.Kind)
 			if r.Kind == pins.Changed {
 				head += " (" + strings.Join(r.What, ", ") + ")"
 			}
-			if why := rv.tools.WithheldReason(r.Name); why != "" {
+			if why := rv.Tools.WithheldReason(r.Name); why != "" {
 				head += "; withheld: " + pins.Line(why)
 			}
 			fmt.Fprintln(stdout, head)

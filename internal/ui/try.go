@@ -2,13 +2,9 @@ package ui
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/downstream"
@@ -207,64 +203,35 @@ type reviewAnswer struct {
 	NoPinned bool         `json:"noPinStore,omitempty"`
 }
 
-// reviewed is one server's part of a review, as the tools command has it.
-type reviewed struct {
-	s       *downstream.Server
-	label   string
-	tools   *downstream.ToolSet
-	pending []downstream.Pending
-}
-
 // review starts every enabled server and compares its tools with its
 // pins: the tools command's diff.
-func (s *Server) review(ctx context.Context) (reviewAnswer, []reviewed, error) {
+func (s *Server) review(ctx context.Context) (reviewAnswer, []downstream.Review, error) {
 	wb, err := s.workbench()
 	if err != nil {
 		return reviewAnswer{}, nil, err
 	}
 	var servers []*downstream.Server
 	for _, tb := range s.wbCfg.ToolboxNames() {
-		for _, sv := range wb.Servers(tb) {
-			if !sv.Config().Disabled {
-				servers = append(servers, sv)
-			}
-		}
+		servers = append(servers, wb.Servers(tb)...)
 	}
-	type outcome struct {
-		tools *downstream.ToolSet
-		err   error
-	}
-	results := make([]outcome, len(servers))
-	var wg sync.WaitGroup
-	for i, sv := range servers {
-		wg.Go(func() {
-			ts, err := sv.Connect(ctx)
-			results[i] = outcome{ts, err}
-		})
-	}
-	wg.Wait()
 	a := reviewAnswer{Items: []reviewItem{}}
-	var rs []reviewed
-	for i, sv := range servers {
-		label := sv.Toolbox + "/" + sv.Name
-		o := results[i]
-		if o.err != nil {
-			a.Failed = append(a.Failed, label+": "+pins.Visible(o.err.Error()))
+	var rs []downstream.Review
+	for _, rv := range downstream.StartForReview(ctx, servers) {
+		sv := rv.Server
+		if rv.Err != nil {
+			a.Failed = append(a.Failed, rv.Label+": "+pins.Visible(rv.Err.Error()))
 			continue
 		}
-		if cur := sv.State().Tools; cur != nil {
-			o.tools = cur
-		}
-		reports, state, _ := sv.PinReport(o.tools)
+		reports, state, _ := sv.PinReport(rv.Tools)
 		if state == pins.Missing && reports == nil {
 			a.NoPinned = true
 		}
 		for _, rp := range reports {
-			flags := o.tools.FlagsOf(rp.Name)
+			flags := rv.Tools.FlagsOf(rp.Name)
 			if rp.Kind == pins.Same && len(flags) == 0 {
 				continue
 			}
-			it := reviewItem{Toolbox: sv.Toolbox, Server: sv.Name, Tool: pins.Line(rp.Name), Kind: string(rp.Kind), What: rp.What, Withheld: pins.Line(o.tools.WithheldReason(rp.Name))}
+			it := reviewItem{Toolbox: sv.Toolbox, Server: sv.Name, Tool: pins.Line(rp.Name), Kind: string(rp.Kind), What: rp.What, Withheld: pins.Line(rv.Tools.WithheldReason(rp.Name))}
 			for _, f := range flags {
 				it.Flags = append(it.Flags, pins.Line(f))
 			}
@@ -274,12 +241,12 @@ func (s *Server) review(ctx context.Context) (reviewAnswer, []reviewed, error) {
 			}
 			a.Items = append(a.Items, it)
 		}
-		rv := reviewed{s: sv, label: label, tools: o.tools, pending: sv.Pending(o.tools, nil)}
-		a.Pending += len(rv.pending)
+		rv.Pending = sv.Pending(rv.Tools, nil)
+		a.Pending += len(rv.Pending)
 		rs = append(rs, rv)
 	}
 	if a.Pending > 0 {
-		a.Code = reviewCode(rs)
+		a.Code = downstream.ReviewCode(rs)
 	}
 	return a, rs, nil
 }
@@ -299,18 +266,6 @@ func indented(raw json.RawMessage) string {
 		b.Write(raw)
 	}
 	return pins.Visible(b.String())
-}
-
-// reviewCode stands for the definitions a review would approve, as the
-// tools command's --reviewed code does.
-func reviewCode(rs []reviewed) string {
-	h := sha256.New()
-	for _, r := range rs {
-		for _, p := range r.pending {
-			fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(r.label), r.label, len(p.Name), p.Name, len(p.Hash), p.Hash)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
 func (s *Server) handleReview(w http.ResponseWriter, r *http.Request) {
@@ -346,13 +301,13 @@ func (s *Server) handleApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	var approved []string
 	for _, rv := range rs {
-		done, err := rv.s.Approve(rv.tools, rv.pending)
+		done, err := rv.Server.Approve(rv.Tools, rv.Pending)
 		if err != nil {
-			refuse(w, http.StatusInternalServerError, rv.label+": "+err.Error())
+			refuse(w, http.StatusInternalServerError, rv.Label+": "+err.Error())
 			return
 		}
 		for _, d := range done {
-			approved = append(approved, rv.label+"/"+pins.Line(d))
+			approved = append(approved, rv.Label+"/"+pins.Line(d))
 		}
 	}
 	s.log.Info("approved tool definitions from the web UI", "tools", len(approved))
