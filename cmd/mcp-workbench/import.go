@@ -329,7 +329,7 @@ Next:
 // workbench's PreToolUse hook (hook.go) for the workbench named
 // "workbench" in its mcpServers.
 func hookSettings(exe, configPath string) string {
-	cmd := hookCommand(exe, configPath, "claude-code")
+	cmd := hostconfig.HookCommand(exe, configPath, "claude-code")
 	return fmt.Sprintf(`{
   "hooks": {
     "PreToolUse": [

@@ -7,13 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
-	"github.com/mcpworkbench/mcp-workbench/internal/shellquote"
 )
 
 const installUsage = `Usage: mcp-workbench install HOST [--config PATH] [--file PATH] [--name NAME]
@@ -76,53 +74,6 @@ type installOptions struct {
 // gives its edit of the file's text, and what to say once the file is
 // written.
 var installEdits = map[string][]func(opts installOptions) (edit func([]byte) ([]byte, bool, error), report func(res hostconfig.Installed, stdout io.Writer)){}
-
-// hookCommand is the shell command of the workbench's hook for host
-// (mcp-workbench hook HOST) with the configuration cfg, as install writes it,
-// quoted for the shell that host runs it with here ([hookShell]).
-func hookCommand(exe, cfg, host string) string {
-	sh := hookShell(runtime.GOOS, host)
-	if runtime.GOOS == "windows" && host == "codex" {
-		exe, cfg = unquotedPath(sh, exe, shortPath), unquotedPath(sh, cfg, shortPath)
-	}
-	return sh.Command(exe, "hook", host, "--config", cfg)
-}
-
-// unquotedPath is p, or its 8.3 short form (short) when p needs quotes in sh
-// and the short form does not. Codex hands its hook command to cmd.exe /C as
-// one argument of a Windows command line, whose quotes it escapes as \" —
-// which cmd.exe does not read — so a quoted path (C:\Program Files\…, a
-// user name with a space) never runs there; a short path needs no quotes.
-func unquotedPath(sh shellquote.Shell, p string, short func(string) string) string {
-	if sh.Quote(p) == p {
-		return p
-	}
-	if s := short(p); sh.Quote(s) == s {
-		return s
-	}
-	return p
-}
-
-// hookShell is the shell that host runs its hook commands with on the
-// system goos. Elsewhere than on Windows every host runs them with sh. On
-// Windows Codex runs "%ComSpec% /C command" (cmd.exe; codex-rs/hooks'
-// command runner), Gemini CLI "powershell.exe -NoProfile -Command command"
-// (its hook runner takes the shell of its shell tool, PowerShell on
-// Windows), and Claude Code runs them with Git Bash, which it needs there.
-// cmd.exe ignores single quotes, and PowerShell takes a quoted first word
-// for a string, so the POSIX quoting fails in both.
-func hookShell(goos, host string) shellquote.Shell {
-	if goos != "windows" {
-		return shellquote.POSIX
-	}
-	switch host {
-	case "codex":
-		return shellquote.Cmd
-	case "gemini-cli":
-		return shellquote.PowerShell
-	}
-	return shellquote.POSIX
-}
 
 // hookReport is what install says of the hook it added (added) or found
 // already there, for the host titled title whose hook is mcp-workbench

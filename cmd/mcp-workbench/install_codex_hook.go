@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
-	"runtime"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -20,46 +18,16 @@ func init() {
 	installEdits["codex"] = append(installEdits["codex"], installCodexHook)
 }
 
-// codexHook is the hook that install codex writes for the workbench named
-// name: its matcher (Codex matches its name of the tool against it as a
-// regular expression) and its command (run by a shell).
-func codexHook(exe, cfg, name string) (matcher, command string) {
-	matcher = "^" + regexp.QuoteMeta(codexToolName(name, "use_tool")) + "$"
-	return matcher, hookCommand(exe, cfg, "codex")
-}
-
-// codexMaxToolName is the longest tool name Codex gives the model as it
-// is; a longer one ends in a digest instead.
-const codexMaxToolName = 64
-
-// codexToolName is Codex's name of the tool of the MCP server named
-// server: mcp__SERVER__TOOL with every character but ASCII letters,
-// digits and _ made _ (the model's API takes no other), so that the
-// workbench named wb-ops or my.bench offers mcp__wb_ops__use_tool.
-func codexToolName(server, tool string) string {
-	var b strings.Builder
-	for _, r := range "mcp__" + server + "__" + tool {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
 // installCodexHook is the edit that appends the hook to Codex's
 // config.toml as one [[hooks.PreToolUse]] table at the end of the file:
 // nothing else in the file changes, comments included. A file that already
 // has the hook is left as it is.
 func installCodexHook(opts installOptions) (func([]byte) ([]byte, bool, error), func(hostconfig.Installed, io.Writer)) {
-	matcher, command := codexHook(opts.exe, opts.cfg, opts.name)
-	if n := codexToolName(opts.name, "use_tool"); len(n) > codexMaxToolName {
-		return func([]byte) ([]byte, bool, error) {
-				return nil, false, fmt.Errorf("--name %q is too long for Codex: its tool %s is longer than %d characters, and Codex gives it another name, which the workbench's hook cannot match; use a name of at most %d characters", opts.name, n, codexMaxToolName, codexMaxToolName-len(codexToolName("", "use_tool")))
-			}, func(hostconfig.Installed, io.Writer) {
-			}
+	hook, err := hostconfig.CodexHook(opts.exe, opts.cfg, opts.name)
+	if err != nil {
+		return func([]byte) ([]byte, bool, error) { return nil, false, err }, func(hostconfig.Installed, io.Writer) {}
 	}
+	matcher, command := hook.Matcher, hook.Command
 	var added bool
 	var others []string // the workbench's hooks for other configurations
 	edit := func(data []byte) ([]byte, bool, error) {
@@ -111,8 +79,8 @@ timeout = 30
 		if added {
 			fmt.Fprintln(stdout, "Codex runs a new hook only once you trust it: start codex, open /hooks and trust it.")
 		}
-		if runtime.GOOS == "windows" && strings.Contains(command, `"`) {
-			fmt.Fprintln(stdout, "Warning: the hook's command needs quotes (a space in the path of mcp-workbench.exe or of the configuration, on a drive without short names), and Codex on Windows passes quotes to cmd.exe escaped, so the hook will not run: move them to folders whose paths have no spaces, then run install codex again.")
+		if hook.Warning != "" {
+			fmt.Fprintln(stdout, hook.Warning)
 		}
 	}
 	return edit, report

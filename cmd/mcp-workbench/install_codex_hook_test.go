@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
 // TestInstallCodexHook: install codex writes the workbench's entry and its
@@ -40,7 +42,11 @@ func TestInstallCodexHook(t *testing.T) {
 		t.Errorf("the file's own lines changed:\n%s", got)
 	}
 	exe, _ := os.Executable()
-	matcher, command := codexHook(exe, cfg, "workbench")
+	hook, err := hostconfig.CodexHook(exe, cfg, "workbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	matcher, command := hook.Matcher, hook.Command
 	if !strings.Contains(command, "'"+cfg+"'") {
 		t.Errorf("the hook's command does not quote the configuration's path for the shell: %s", command)
 	}

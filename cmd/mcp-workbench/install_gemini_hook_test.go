@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
 
 // TestInstallGeminiHook: install gemini-cli writes the workbench's entry
@@ -35,7 +37,11 @@ func TestInstallGeminiHook(t *testing.T) {
 	}
 	got, _ := os.ReadFile(file)
 	exe, _ := os.Executable()
-	matcher, command := geminiHook(exe, cfg, "workbench")
+	hook, err := hostconfig.GeminiHook(exe, cfg, "workbench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	matcher, command := hook.Matcher, hook.Command
 	if !strings.Contains(command, "'"+cfg+"'") {
 		t.Errorf("the hook's command does not quote the configuration's path for the shell: %s", command)
 	}

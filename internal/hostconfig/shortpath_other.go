@@ -1,6 +1,6 @@
 //go:build !windows
 
-package main
+package hostconfig
 
 // shortPath is p: only Windows has 8.3 short names.
 func shortPath(p string) string { return p }
