@@ -12,7 +12,8 @@ import (
 
 // permissionLines prints what the permission rules decide for each tool
 // of a server that started: one line per decision and reason, naming its
-// tools.
+// tools, and for asked tools whose questions go to the web UI's page
+// ("askIn": "page"), that they are asked there.
 func permissionLines(stdout io.Writer, cfg *config.Config, toolbox string, s *downstream.Server, ts *downstream.ToolSet) {
 	if !cfg.AnyPermissions || ts == nil {
 		return
@@ -39,8 +40,13 @@ func permissionLines(stdout io.Writer, cfg *config.Config, toolbox string, s *do
 		}
 		g.tools = append(g.tools, t.Name)
 	}
+	where, whereBy := pol.AskIn()
 	for _, g := range groups {
-		fmt.Fprintf(stdout, "  %-20s %-5s %s (%s)\n", "", g.v.Decision, strings.Join(g.tools, ", "), g.v.By)
+		by := g.v.By
+		if g.v.Decision == permissions.Ask && where == permissions.AskInPage {
+			by += "; asked in the web UI's page, by \"askIn\": " + whereBy
+		}
+		fmt.Fprintf(stdout, "  %-20s %-5s %s (%s)\n", "", g.v.Decision, strings.Join(g.tools, ", "), by)
 	}
 }
 

@@ -38,3 +38,36 @@ func TestCheckPrintsPermissions(t *testing.T) {
 		t.Error("a rule that matches is reported as matching nothing")
 	}
 }
+
+// TestCheckPrintsAskInPage: check says which asked tools are asked in the
+// web UI's page, and by which "askIn"; a server whose toolbox says
+// "host" is asked as before.
+func TestCheckPrintsAskInPage(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", home+"/cache")
+	t.Setenv("XDG_CONFIG_HOME", home+"/config")
+	cfg := writeConfig(t, map[string]any{
+		"permissions": map[string]any{"askIn": "page", "annotations": map[string]any{"destructiveHint": "ask", "readOnlyHint": "allow"}},
+		"toolboxes": map[string]any{
+			"dev": map[string]any{"description": "Dev", "mcpServers": map[string]any{"a": fakeServerEntry("a")}},
+			"ops": map[string]any{"description": "Ops", "permissions": map[string]any{"askIn": "host"}, "mcpServers": map[string]any{"b": fakeServerEntry("b")}},
+		},
+	})
+	code, out, errOut := runCmd(t, "", "check", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	page := `(the tool's destructiveHint, given "ask" at permissions.annotations.destructiveHint; asked in the web UI's page, by "askIn": "page" at permissions.askIn)`
+	if n := strings.Count(out, page); n != 1 {
+		t.Errorf("check's output has %q %d times, want once (server a):\n%s", page, n, out)
+	}
+	if strings.Count(out, `(the tool's destructiveHint, given "ask" at permissions.annotations.destructiveHint)`) != 1 {
+		t.Errorf("check's output lacks server b's asked tools, asked through the host:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "asked in the web UI's page") && !strings.HasPrefix(strings.TrimSpace(line), "ask ") {
+			t.Errorf("a tool that is not asked is said to be asked in the page: %q", line)
+		}
+	}
+}

@@ -27,7 +27,9 @@ place of "workbench".
 
 claude-code: answers allow, ask or deny, so that Claude Code's own
 permission prompt names the inner tool (an approved call is not asked
-again by the workbench). In Claude Code's settings (~/.claude/settings.json
+again by the workbench); a call whose questions the configuration asks in
+the web UI's page ("askIn": "page") is allowed on, and the workbench
+asks there. In Claude Code's settings (~/.claude/settings.json
 or .claude/settings.json):
 
   "hooks": {"PreToolUse": [{"matcher": "mcp__workbench__use_tool",
@@ -207,6 +209,15 @@ func runHook(_ context.Context, e *env, args []string) error {
 	case permissions.Deny:
 		out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("The workbench configuration denies %s: %s.", names, v.By)
 	case permissions.Ask:
+		if where, whereBy := pol.AskIn(); where == permissions.AskInPage {
+			// The configuration asks in the web UI's page: Claude Code's
+			// prompt does not ask (an approval there would skip the page);
+			// the call goes on to the workbench, which asks there.
+			out.HookSpecificOutput.PermissionDecision = permissions.Allow.String()
+			out.HookSpecificOutput.PermissionDecisionReason = fmt.Sprintf("%s is asked about in the workbench's web UI, not here: the workbench configuration asks, by %s, in its web UI's Questions page (\"askIn\": %s). "+
+				"The call goes on to the workbench, which waits there for the user's answer (mcp-workbench ui shows the question).", upperFirst(names), v.By, whereBy)
+			break
+		}
 		// Claude Code shows the reason in its prompt; in -p mode, where it
 		// cannot prompt, it refuses the call and the model reads the reason:
 		// it must read as a question and as a refusal.

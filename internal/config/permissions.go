@@ -74,6 +74,10 @@ func (v *validator) permissions(n *node, p string, qualified bool, info *schemaI
 	if d, ok := permissions.Parse(str(n.get("default"))); ok {
 		rs.Default, rs.DefaultPath = d, JoinPath(p, "default")
 	}
+	switch where := str(n.get("askIn")); where {
+	case permissions.AskInHost, permissions.AskInPage:
+		rs.AskIn, rs.AskInPath = where, JoinPath(p, "askIn")
+	} // another value: the schema said so
 	v.anyPermissions = true
 	return rs
 }

@@ -53,6 +53,36 @@ func TestPermissionsAreRead(t *testing.T) {
 	}
 }
 
+// TestPermissionsAskIn: "askIn" is read at each level, with its path;
+// the nearest level that sets it wins; one in a level without "ask"
+// rules is no error.
+func TestPermissionsAskIn(t *testing.T) {
+	cfg, err := Parse([]byte(permDoc(`{"askIn": "page", "annotations": {"destructiveHint": "ask"}}`, `{"askIn": "host"}`, `{"askIn": "page"}`)), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := cfg.Toolbox("dev")
+	sc := tb.Server("gh")
+	if cfg.Permissions.AskIn != permissions.AskInPage || cfg.Permissions.AskInPath != "permissions.askIn" ||
+		tb.Permissions.AskIn != permissions.AskInHost || sc.Permissions.AskInPath != "toolboxes.dev.mcpServers.gh.permissions.askIn" {
+		t.Errorf("askIn: top %+v, toolbox %+v, server %+v", cfg.Permissions, tb.Permissions, sc.Permissions)
+	}
+	for _, tt := range []struct {
+		name      string
+		pol       permissions.Policy
+		where, by string
+	}{
+		{"server's", permissions.Policy{Top: cfg.Permissions, Toolbox: tb.Permissions, Server: sc.Permissions}, "page", `"page" at toolboxes.dev.mcpServers.gh.permissions.askIn`},
+		{"toolbox's", permissions.Policy{Top: cfg.Permissions, Toolbox: tb.Permissions}, "host", `"host" at toolboxes.dev.permissions.askIn`},
+		{"top level's", permissions.Policy{Top: cfg.Permissions}, "page", `"page" at permissions.askIn`},
+		{"none", permissions.Policy{}, "host", ""},
+	} {
+		if where, by := tt.pol.AskIn(); where != tt.where || by != tt.by {
+			t.Errorf("%s: %q by %q, want %q by %q", tt.name, where, by, tt.where, tt.by)
+		}
+	}
+}
+
 // TestPermissionsBadInput: each mistake is an error naming where it is.
 func TestPermissionsBadInput(t *testing.T) {
 	for _, tt := range []struct {
@@ -82,6 +112,10 @@ func TestPermissionsBadInput(t *testing.T) {
 		{"conflict across the slash", permDoc(`{"tools": {"gh/*": "allow", "*/delete_*": "deny"}}`, "", ""),
 			[]string{`permissions.tools.*/delete_*`, `both match "gh/delete_"`}},
 		{"not an object", permDoc(`["deny"]`, "", ""), []string{"permissions"}},
+		{"unknown askIn", permDoc("", "", `{"askIn": "browser"}`),
+			[]string{"toolboxes.dev.mcpServers.gh.permissions.askIn", `"host"`, `"page"`}},
+		{"askIn not a string", permDoc(`{"askIn": true}`, "", ""),
+			[]string{"permissions.askIn"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.doc), env(nil))

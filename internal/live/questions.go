@@ -16,8 +16,9 @@ import (
 	"github.com/mcpworkbench/mcp-workbench/internal/userfile"
 )
 
-// Question is a permission question a workbench could not ask through
-// its host, waiting in the web UI for the user's answer.
+// Question is a permission question waiting in the web UI for the
+// user's answer: one a workbench could not ask through its host, or one
+// its rules ask there ("askIn": "page").
 type Question struct {
 	ID       string    `json:"id"`
 	PID      int       `json:"pid"`
@@ -28,7 +29,12 @@ type Question struct {
 	Tool     string    `json:"tool"`
 	Rule     string    `json:"rule"`      // the rule that asks
 	Args     string    `json:"arguments"` // as the host's form shows them: secrets masked
-	Why      string    `json:"why"`       // why the host could not ask
+	// AskIn is "page" for a question the rules ask in the web UI, whatever
+	// the host can do; "" for one the host could not ask.
+	AskIn string `json:"askIn,omitempty"`
+	// Why the question is here: why the host could not ask; for AskIn
+	// "page", where the configuration says so ("page" at its JSON path).
+	Why string `json:"why"`
 }
 
 // The answers to a question.
@@ -108,6 +114,11 @@ func AskUI(ctx context.Context, q Question, wait time.Duration) (string, error) 
 	q.ID, q.PID, q.Time, q.Deadline = hex.EncodeToString(b), os.Getpid(), time.Now(), time.Now().Add(wait)
 	data, err := json.Marshal(q)
 	if err != nil {
+		return "", err
+	}
+	// No web UI may have run yet: one started while the call waits reads
+	// the question from here.
+	if err := userfile.MakeDir(dir, "web UI's state folder"); err != nil {
 		return "", err
 	}
 	qPath := filepath.Join(dir, questionPrefix+q.ID+".json")

@@ -6,7 +6,8 @@
 //	"permissions": {
 //	  "tools": {"delete_*": "deny", "github/create_*": "ask"},
 //	  "annotations": {"destructiveHint": "ask", "readOnlyHint": "allow"},
-//	  "default": "allow"
+//	  "default": "allow",
+//	  "askIn": "page"
 //	}
 //
 // The most specific answer wins, in this order: a rule of the server's
@@ -17,6 +18,8 @@
 // level, a rule whose pattern another one's covers (get_* under *) is the
 // more specific; two rules that overlap without one covering the other
 // and decide differently are a configuration error ([Conflicts]).
+// "askIn" says where the questions of "ask" are asked (the host's form, or
+// the web UI's page): the nearest level's ([Policy.AskIn]).
 //
 // The package knows nothing of the configuration file or of MCP sessions:
 // internal/config reads the rules, the workbench and the Claude Code hook
@@ -98,7 +101,23 @@ type Rules struct {
 	AnnotationPaths map[string]string
 	Default         Decision
 	DefaultPath     string
+	// AskIn is where the questions about the level's tools are asked
+	// (AskInHost or AskInPage; "" when the level does not say), and
+	// AskInPath where the configuration says so.
+	AskIn     string
+	AskInPath string
 }
+
+// Where a question is asked: through the host (its form, elicitation;
+// the web UI's page when the host cannot ask and the page runs), or in
+// the web UI's Questions page, whatever the host can do.
+const (
+	AskInHost = "host"
+	AskInPage = "page"
+)
+
+// AskInNames are the values of "askIn".
+var AskInNames = []string{AskInHost, AskInPage}
 
 // Hints are a tool's annotations as MCP defines their meaning: a hint a
 // tool does not give takes the protocol's default (destructiveHint and
@@ -252,6 +271,19 @@ func (p Policy) hintDecisions() map[string]hintEntry {
 		}
 	}
 	return out
+}
+
+// AskIn returns where the questions about the policy's tools are asked:
+// the nearest level's "askIn" (the server's, the toolbox's, the top
+// level's), else AskInHost; and by, where the configuration says so ("" for
+// the default), for messages.
+func (p Policy) AskIn() (where, by string) {
+	for _, rs := range []*Rules{p.Server, p.Toolbox, p.Top} {
+		if rs != nil && rs.AskIn != "" {
+			return rs.AskIn, fmt.Sprintf("%q at %s", rs.AskIn, rs.AskInPath)
+		}
+	}
+	return AskInHost, ""
 }
 
 func (p Policy) defaultVerdict() Verdict {

@@ -129,8 +129,8 @@ func isErrorResult(res json.RawMessage) bool {
 	return has(res[:ends]) || has(res[len(res)-ends:])
 }
 
-// uiAskWait bounds how long a call whose host cannot ask waits for an
-// answer in the web UI.
+// uiAskWait bounds how long a call waits for an answer in the web UI:
+// one whose host cannot ask, or whose rules ask there.
 var uiAskWait = 2 * time.Minute
 
 // askThroughUI puts a permission question the host cannot ask to the web
@@ -143,27 +143,69 @@ func (w *Workbench) askThroughUI(ctx context.Context, rec *decided, s *downstrea
 		return nil, false, ""
 	}
 	w.logDecision(rec, ref, "ask", permissions.Ask, "rule", v.By+" (in the web UI: the host cannot ask)")
-	action, err := live.AskUI(ctx, live.Question{Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool, Rule: v.By,
-		Args: shownArgs(args, secretsOf(s.Config())), Why: why}, uiAskWait)
+	refusal, answered, err := w.answerInUI(ctx, rec, ref, scope, live.Question{Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool, Rule: v.By,
+		Args: shownArgs(args, secretsOf(s.Config())), Why: why})
 	switch {
-	case err != nil && ctx.Err() != nil:
-		return ref.failed(ctx.Err()), true, ""
+	case answered:
+		return refusal, true, ""
 	case err != nil:
 		w.log.Warn("permission: could not ask in the web UI", "error", err)
 		return nil, false, "; nor could the web UI (mcp-workbench ui) be asked: " + err.Error()
+	}
+	return nil, false, fmt.Sprintf("; the question waited in the web UI (mcp-workbench ui) for %v without an answer", uiAskWait)
+}
+
+// askInPage puts a permission question to the web UI's Questions page
+// because the rules say so (by: "askIn": "page" and where), whatever the
+// host can do, and whether or not a web UI runs yet: one opened while the
+// call waits shows it. It returns nil for an allowed call, else the
+// call's refusal; with no answer within uiAskWait the call is refused.
+func (w *Workbench) askInPage(ctx context.Context, rec *decided, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope, by string) json.RawMessage {
+	if !live.UIRuns() {
+		w.log.Warn("permission: a question waits in the web UI's Questions page, and no web UI runs: run mcp-workbench ui to answer it",
+			"toolbox", ref.Toolbox, "server", ref.Server, "tool", ref.Tool, "wait", uiAskWait)
+	}
+	w.logDecision(rec, ref, "ask", permissions.Ask, "rule", v.By+" (in the web UI: askIn "+by+")")
+	refusal, answered, err := w.answerInUI(ctx, rec, ref, scope, live.Question{Toolbox: ref.Toolbox, Server: ref.Server, Tool: ref.Tool, Rule: v.By,
+		Args: shownArgs(args, secretsOf(s.Config())), AskIn: permissions.AskInPage, Why: by})
+	if answered {
+		return refusal
+	}
+	asks := fmt.Sprintf("the workbench configuration asks the user before this tool runs (%s), in the workbench's web UI (\"askIn\": %s)", v.By, by)
+	if err != nil {
+		w.log.Warn("permission: could not ask in the web UI", "error", err)
+		w.logDecision(rec, ref, "answer", permissions.Deny, "rule", "the question could not be put to the web UI: "+err.Error())
+		return ref.refused(fmt.Sprintf("%s, and the question could not be put there: %v. The call is refused; the server was not called.", asks, err))
+	}
+	w.logDecision(rec, ref, "answer", permissions.Deny, "rule", fmt.Sprintf("no answer in the web UI within %v", uiAskWait))
+	return ref.refused(fmt.Sprintf("%s; the question waited there for %v without an answer, and the call is refused: the server was not called. "+
+		"Tell the user: `mcp-workbench ui` shows the waiting questions (Questions page); with it open, call again to be asked again.", asks, uiAskWait))
+}
+
+// answerInUI puts q to the web UI and waits up to uiAskWait for the
+// answer. answered is false when nobody answered in time or the question
+// could not be put (err); else refusal is nil for an allowed call, or the
+// call's refusal.
+func (w *Workbench) answerInUI(ctx context.Context, rec *decided, ref toolRef, scope string, q live.Question) (refusal json.RawMessage, answered bool, err error) {
+	action, err := live.AskUI(ctx, q, uiAskWait)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ref.failed(ctx.Err()), true, nil
+	case err != nil:
+		return nil, false, err
 	case action == live.AllowOnce:
 		w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed once, in the web UI")
-		return nil, true, ""
+		return nil, true, nil
 	case action == live.AllowSession:
 		if w.allowed.add(scope, ref) {
 			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session, in the web UI")
 		} else {
 			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session in the web UI, kept for this call only")
 		}
-		return nil, true, ""
+		return nil, true, nil
 	case action == live.Deny:
 		w.logDecision(rec, ref, "answer", permissions.Deny, "user", "denied in the web UI")
-		return ref.refused("the user denied this call in the workbench's web UI; the server was not called. Do not call it again unless the user asks for it."), true, ""
+		return ref.refused("the user denied this call in the workbench's web UI; the server was not called. Do not call it again unless the user asks for it."), true, nil
 	}
-	return nil, false, fmt.Sprintf("; the question waited in the web UI (mcp-workbench ui) for %v without an answer", uiAskWait)
+	return nil, false, nil
 }

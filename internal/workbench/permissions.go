@@ -27,7 +27,9 @@ import (
 // (roundtrip.go). Only an accept lets the call go on; a decline, a
 // dismissal, an answer that does not fit the form or a host that cannot
 // show one refuse it. The user may allow the tool for the rest of the
-// session: that host session's alone (grantScope).
+// session: that host session's alone (grantScope). Where the rules say
+// "askIn": "page" (Policy.AskIn), the question goes to the web UI's page
+// instead, whatever the host can do (askInPage, live.go).
 //
 // A rule that names the tool decides at once; a decision that depends on
 // the tool's annotations needs the server's live tool list, and waits for
@@ -137,7 +139,7 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 		case w.allowed.has(scope, ref):
 			w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 			return w.call(tb, s, ref, args, progress, ask, reply)
-		case w.approvedByHook(rec, ref, args, input):
+		case w.approvedByHook(pol, rec, ref, args, input):
 			return w.call(tb, s, ref, args, progress, ask, reply)
 		}
 	}
@@ -171,7 +173,7 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 				rec.set(v.Decision.String() + ": " + v.By + " (rule)")
 				g.start(w.call(tb, s, ref, args, progress, ask, reply))
 				return
-			case w.allowed.has(scope, ref) || w.approvedByHook(rec, ref, args, input):
+			case w.allowed.has(scope, ref) || w.approvedByHook(pol, rec, ref, args, input):
 				if w.allowed.has(scope, ref) {
 					w.logDecision(rec, ref, "answer", permissions.Allow, "user", "allowed for the rest of the session earlier")
 				}
@@ -179,7 +181,7 @@ func (w *Workbench) guarded(pol permissions.Policy, tb *toolbox, s *downstream.S
 				return
 			}
 		}
-		if refusal := w.askUser(ctx, rec, s, ref, args, v, scope, ask); refusal != nil {
+		if refusal := w.askUser(ctx, pol, rec, s, ref, args, v, scope, ask); refusal != nil {
 			reply(refusal)
 			return
 		}
@@ -199,9 +201,15 @@ var approvals = permissions.NewApprovals("")
 // approvedByHook reports whether the call's use_tool input carries an
 // approval of Claude Code's prompt for this very call (see
 // permissions.Approvals); one that does not check out is logged and
-// ignored: the call is asked about as usual.
-func (w *Workbench) approvedByHook(rec *decided, ref toolRef, args, input json.RawMessage) bool {
+// ignored: the call is asked about as usual. Where the rules ask in the
+// web UI's page ("askIn": "page"), the page is the one place to answer:
+// an approval is not looked at (the hook does not ask for those calls).
+func (w *Workbench) approvedByHook(pol permissions.Policy, rec *decided, ref toolRef, args, input json.RawMessage) bool {
 	if len(input) == 0 || !bytes.Contains(input, []byte(permissions.ApprovalField)) {
+		return false
+	}
+	if where, by := pol.AskIn(); where == permissions.AskInPage {
+		w.log.Warn("permission: the call carries an approval of the host's prompt, which does not count where the rules ask in the web UI's page; asking there", "toolbox", ref.Toolbox, "server", ref.Server, "tool", ref.Tool, "askIn", by)
 		return false
 	}
 	var in map[string]json.RawMessage
@@ -265,9 +273,13 @@ func (w *Workbench) configFile() string {
 // session.
 const sessionKey = "allowForSession"
 
-// askUser asks the user, through the host, whether the call may go on. It
+// askUser asks the user, through the host or, where the rules say so
+// ("askIn": "page"), in the web UI's page, whether the call may go on. It
 // returns nil if it may, else the call's refusal.
-func (w *Workbench) askUser(ctx context.Context, rec *decided, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
+func (w *Workbench) askUser(ctx context.Context, pol permissions.Policy, rec *decided, s *downstream.Server, ref toolRef, args json.RawMessage, v permissions.Verdict, scope string, ask downstream.AskFunc) json.RawMessage {
+	if where, by := pol.AskIn(); where == permissions.AskInPage {
+		return w.askInPage(ctx, rec, s, ref, args, v, scope, by)
+	}
 	params := permissionForm(ref, shownArgs(args, secretsOf(s.Config())), v)
 	cannot := func(why string) json.RawMessage {
 		refusal, answered, note := w.askThroughUI(ctx, rec, s, ref, args, v, scope, why)

@@ -136,7 +136,8 @@ function renderQuestions(qs) {
     });
     const card = el("article", { class: "card question", "data-question": `${q.toolbox}/${q.server}/${q.tool}` },
       el("h3", {}, "Run ", el("code", {}, `${q.toolbox}/${q.server}/${q.tool}`), "?"),
-      el("p", { class: "hint" }, `Asked by ${q.rule}; the host could not ask: ${q.why}. Waiting until ${new Date(q.deadline).toLocaleTimeString()}.`),
+      el("p", { class: "hint" }, (q.askIn === "page" ? `Asked by ${q.rule}, in this page by "askIn": ${q.why}.` : `Asked by ${q.rule}; the host could not ask: ${q.why}.`) +
+        ` Waiting until ${new Date(q.deadline).toLocaleTimeString()}.`),
       el("pre", {}, q.arguments),
       el("div", {}, buttons.flatMap(b => [b, " "])));
     return card;
