@@ -71,7 +71,14 @@ func runImport(ctx context.Context, e *env, args []string) error {
 		return e.usageError("import", err)
 	}
 	if opts.src == "" {
-		return listHostFilesUntil(ctx, e.stdout)
+		out, err := hostconfig.ListFiles(ctx, importReadHook)
+		if err != nil {
+			return err
+		}
+		// Names and errors come from the files: a terminal escape in
+		// them is shown, not obeyed.
+		_, err = io.WriteString(e.stdout, visible(out))
+		return err
 	}
 	if err := doImport(opts, e.stdout, e.stderr); err != nil {
 		// The error may quote the host's file: what it hides is shown.
@@ -90,29 +97,6 @@ func visible(s string) string {
 }
 
 var lineSeparators = strings.NewReplacer("\u2028", `\u2028`, "\u2029", `\u2029`)
-
-// listHostFilesUntil lists the host files unless ctx ends first (SIGINT,
-// SIGTERM): the files are read in a goroutine, and a signal ends the
-// command even while one is being read. Every read is bounded and of
-// regular files only (hostconfig.ReadFile), so none should block; the
-// listing is printed whole at the end.
-func listHostFilesUntil(ctx context.Context, stdout io.Writer) error {
-	done := make(chan string, 1)
-	go func() {
-		var b strings.Builder
-		listHostFiles(&b)
-		done <- b.String()
-	}()
-	select {
-	case out := <-done:
-		// Names and errors come from the files: a terminal escape in
-		// them is shown, not obeyed.
-		_, err := io.WriteString(stdout, visible(out))
-		return err
-	case <-ctx.Done():
-		return errors.New("import: stopped while reading the host files")
-	}
-}
 
 // parseImportArgs reads the flags and the one PATH.
 func parseImportArgs(e *env, args []string) (importOptions, error) {
@@ -373,83 +357,9 @@ func serversByPlace(found []hostconfig.Server, top string) []place {
 	return out
 }
 
-// projectFiles are the hosts' files of a project, in the folder import
-// runs in.
-var projectFiles = []struct{ host, path string }{
-	{"claude-code", ".mcp.json"},
-	{"cursor", filepath.Join(".cursor", "mcp.json")},
-	{"codex", filepath.Join(".codex", "config.toml")},
-	{"vscode", filepath.Join(".vscode", "mcp.json")},
-	{"gemini-cli", filepath.Join(".gemini", "settings.json")},
-	{"opencode", "opencode.json"},
-	{"opencode", "opencode.jsonc"},
-	{"zed", filepath.Join(".zed", "settings.json")},
-}
-
-// maxProjectFile bounds a project's host file that import with no PATH
-// reads from the current folder.
-const maxProjectFile = 1 << 20
-
 // importReadHook, if set (by tests), is called before each host file the
 // listing reads.
 var importReadHook func(path string)
-
-// listHostFiles prints the host files on this machine (the user's, then
-// the project's in the current folder) and the servers each holds, for
-// import without a PATH.
-func listHostFiles(stdout io.Writer) {
-	type file struct {
-		host, path string
-		limit      int64
-	}
-	var files []file
-	for _, h := range hostconfig.Hosts {
-		for _, f := range h.Files() {
-			files = append(files, file{h.Name, f, hostconfig.MaxFileSize})
-		}
-	}
-	// A project's files come with the repository: a megabyte is far more
-	// than their servers take, and bounds what parsing them costs.
-	for _, f := range projectFiles {
-		files = append(files, file{f.host, f.path, maxProjectFile})
-	}
-	n := 0
-	for _, f := range files {
-		if importReadHook != nil {
-			importReadHook(f.path)
-		}
-		// A cloned repository's files may be anything: a named pipe or a
-		// device is refused, a file is read up to a bound.
-		data, err := hostconfig.ReadFile(f.path, f.limit)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		h := hostconfig.HostNamed(f.host)
-		if n == 0 {
-			fmt.Fprintln(stdout, "Host files on this machine:")
-		}
-		n++
-		what := ""
-		if err != nil {
-			what = err.Error()
-		} else if read, err := hostconfig.ReadHost(f.path, data, f.host); err != nil {
-			what = "no servers to import: " + err.Error()
-		} else {
-			names := make([]string, len(read.Servers))
-			for i, s := range read.Servers {
-				names[i] = s.Name
-			}
-			what = fmt.Sprintf("%d server(s): %s", len(names), strings.Join(names, ", "))
-		}
-		fmt.Fprintf(stdout, "  %s  %s\n      %s\n", h.Title, f.path, what)
-	}
-	if n == 0 {
-		fmt.Fprintln(stdout, "No host file with MCP servers found on this machine (nor in this folder's .mcp.json, .vscode/mcp.json, …).")
-		fmt.Fprintln(stdout, "Give the file to import: mcp-workbench import PATH [--from HOST]")
-		return
-	}
-	fmt.Fprintln(stdout, "\nImport one with: mcp-workbench import PATH --out FILE")
-}
 
 // catalogTools returns, for Draft, the tools the tool catalog knows for an
 // imported server: those that the workbench listed when it last started a
