@@ -139,21 +139,31 @@ func rememberAndRecall(t *testing.T, cs *mcp.ClientSession, name string) {
 	}
 }
 
-// TestWindowsMemoryServerBehindCmd: the .exe serves over stdio, opens a
-// toolbox whose server is a .cmd (cmd.exe, then node.exe) and relays calls
-// to it; closing its stdin ends it and every process it started.
-func TestWindowsMemoryServerBehindCmd(t *testing.T) {
+// memoryWorkbench starts the .exe, in a home of its own, on a toolbox
+// whose server is the memory server behind its .cmd shim, stores and
+// reads back the entity name through it, and returns the session, the
+// command and the workbench's process tree, node.exe in it.
+func memoryWorkbench(t *testing.T, stderr *fakeserver.Buffer, name string) (*mcp.ClientSession, *exec.Cmd, []winProcess) {
+	t.Helper()
 	windowsHome(t)
 	exe := windowsWorkbench(t)
 	shim := memoryServerShim(t)
 	cfg := memoryConfig(t, shim, t.TempDir())
-	var stderr fakeserver.Buffer
-	cs, cmd := startExe(t, exe, &stderr, "--config", cfg)
-	rememberAndRecall(t, cs, "stdin-close")
+	cs, cmd := startExe(t, exe, stderr, "--config", cfg)
+	rememberAndRecall(t, cs, name)
 	tree := descendants(t, uint32(cmd.Process.Pid))
 	if !hasImage(tree, "node.exe") {
 		t.Fatalf("no node.exe under the workbench: %v", tree)
 	}
+	return cs, cmd, tree
+}
+
+// TestWindowsMemoryServerBehindCmd: the .exe serves over stdio, opens a
+// toolbox whose server is a .cmd (cmd.exe, then node.exe) and relays calls
+// to it; closing its stdin ends it and every process it started.
+func TestWindowsMemoryServerBehindCmd(t *testing.T) {
+	var stderr fakeserver.Buffer
+	cs, _, tree := memoryWorkbench(t, &stderr, "stdin-close")
 	if err := cs.Close(); err != nil { // closes the workbench's stdin, then waits for it
 		t.Logf("close: %v", err)
 	}
@@ -166,17 +176,8 @@ func TestWindowsMemoryServerBehindCmd(t *testing.T) {
 // (TerminateProcess, as Windows hosts stop their servers), its Job Object
 // ends the servers and their children.
 func TestWindowsKillEndsServers(t *testing.T) {
-	windowsHome(t)
-	exe := windowsWorkbench(t)
-	shim := memoryServerShim(t)
-	cfg := memoryConfig(t, shim, t.TempDir())
 	var stderr fakeserver.Buffer
-	cs, cmd := startExe(t, exe, &stderr, "--config", cfg)
-	rememberAndRecall(t, cs, "kill")
-	tree := descendants(t, uint32(cmd.Process.Pid))
-	if !hasImage(tree, "node.exe") {
-		t.Fatalf("no node.exe under the workbench: %v", tree)
-	}
+	cs, cmd, tree := memoryWorkbench(t, &stderr, "kill")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +185,38 @@ func TestWindowsKillEndsServers(t *testing.T) {
 		t.Fatalf("after the workbench was killed, its processes are still running: %v", left)
 	}
 	_ = cs.Close()
+}
+
+// startWorkbenches starts n workbenches of cfg, as n host sessions of one
+// user do on Windows (no sharing there), each logging at debug into its
+// own buffer.
+func startWorkbenches(t *testing.T, exe, cfg string, n int) ([]*mcp.ClientSession, []fakeserver.Buffer) {
+	t.Helper()
+	logs := make([]fakeserver.Buffer, n)
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range n {
+		sessions[i], _ = startExe(t, exe, &logs[i], "--config", cfg, "--log-level", "debug")
+	}
+	return sessions, logs
+}
+
+// closeAndCheckLogs closes the sessions, then fails the test for each
+// workbench whose log says it could not store or read a file the others
+// were writing.
+func closeAndCheckLogs(t *testing.T, sessions []*mcp.ClientSession, logs []fakeserver.Buffer) {
+	t.Helper()
+	for _, cs := range sessions {
+		_ = cs.Close()
+	}
+	for i := range logs {
+		log := logs[i].String()
+		for _, bad := range []string{"could not store", "corrupt", "Access is denied", "Access denied", "sharing violation", "being used by another process"} {
+			if strings.Contains(log, bad) {
+				t.Errorf("workbench %d logged %q:\n%s", i, bad, log)
+				break
+			}
+		}
+	}
 }
 
 // TestWindowsConcurrentWorkbenches: with no sharing on Windows, each host
@@ -196,12 +229,7 @@ func TestWindowsConcurrentWorkbenches(t *testing.T) {
 	exe := windowsWorkbench(t)
 	shim := memoryServerShim(t)
 	cfg := memoryConfig(t, shim, t.TempDir())
-	const n = 4
-	logs := make([]fakeserver.Buffer, n)
-	sessions := make([]*mcp.ClientSession, n)
-	for i := range n {
-		sessions[i], _ = startExe(t, exe, &logs[i], "--config", cfg, "--log-level", "debug")
-	}
+	sessions, logs := startWorkbenches(t, exe, cfg, 4)
 	var wg sync.WaitGroup
 	for i, cs := range sessions {
 		wg.Add(1)
@@ -221,18 +249,7 @@ func TestWindowsConcurrentWorkbenches(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, cs := range sessions {
-		_ = cs.Close()
-	}
-	for i := range logs {
-		log := logs[i].String()
-		for _, bad := range []string{"could not store", "corrupt", "Access is denied", "Access denied", "sharing violation", "being used by another process"} {
-			if strings.Contains(log, bad) {
-				t.Errorf("workbench %d logged %q:\n%s", i, bad, log)
-				break
-			}
-		}
-	}
+	closeAndCheckLogs(t, sessions, logs)
 	// The catalog holds the memory server's list, readable.
 	var entries int
 	_ = filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
@@ -269,12 +286,7 @@ func TestWindowsConcurrentCatalogWriters(t *testing.T) {
 		}}
 	}
 	cfg := writeConfig(t, map[string]any{"toolboxes": toolboxes})
-	const n = 4
-	logs := make([]fakeserver.Buffer, n)
-	sessions := make([]*mcp.ClientSession, n)
-	for i := range n {
-		sessions[i], _ = startExe(t, exe, &logs[i], "--config", cfg, "--log-level", "debug")
-	}
+	sessions, logs := startWorkbenches(t, exe, cfg, 4)
 	var wg sync.WaitGroup
 	for i, cs := range sessions {
 		for tb := range toolboxes {
@@ -288,18 +300,7 @@ func TestWindowsConcurrentCatalogWriters(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	for _, cs := range sessions {
-		_ = cs.Close()
-	}
-	for i := range logs {
-		log := logs[i].String()
-		for _, bad := range []string{"could not store", "corrupt", "Access is denied", "Access denied", "sharing violation", "being used by another process"} {
-			if strings.Contains(log, bad) {
-				t.Errorf("workbench %d logged %q:\n%s", i, bad, log)
-				break
-			}
-		}
-	}
+	closeAndCheckLogs(t, sessions, logs)
 }
 
 // TestWindowsInstallClaudeDesktop: install claude-desktop writes the entry
