@@ -50,11 +50,11 @@ func TestInstallCodexHook(t *testing.T) {
 	if !strings.Contains(command, "'"+cfg+"'") {
 		t.Errorf("the hook's command does not quote the configuration's path for the shell: %s", command)
 	}
-	hooks, err := codexHooks(got)
+	hooks, err := hostconfig.CodexHooks(got)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hooks) != 2 || hooks[0] != (codexHookEntry{"^Bash$", "audit.sh"}) || hooks[1] != (codexHookEntry{matcher, command}) {
+	if len(hooks) != 2 || hooks[0] != (hostconfig.CodexHookEntry{Matcher: "^Bash$", Command: "audit.sh"}) || hooks[1] != (hostconfig.CodexHookEntry{Matcher: matcher, Command: command}) {
 		t.Errorf("the file's hooks: %q", hooks)
 	}
 	if _, err := os.Stat(file + ".bak.2"); err == nil {
@@ -107,13 +107,13 @@ func TestInstallCodexHookName(t *testing.T) {
 			t.Fatalf("--name %q: exit %d\n%s%s", name, code, stdout, stderr)
 		}
 		got, _ := os.ReadFile(file)
-		hooks, err := codexHooks(got)
+		hooks, err := hostconfig.CodexHooks(got)
 		if err != nil || len(hooks) != 1 {
 			t.Fatalf("--name %q: hooks %q, %v", name, hooks, err)
 		}
-		re, err := regexp.Compile(hooks[0].matcher)
+		re, err := regexp.Compile(hooks[0].Matcher)
 		if err != nil || !re.MatchString(codexName) || re.MatchString("mcp__workbench__use_tool") {
-			t.Errorf("--name %q: the matcher %q does not match Codex's tool name %s alone (%v)", name, hooks[0].matcher, codexName, err)
+			t.Errorf("--name %q: the matcher %q does not match Codex's tool name %s alone (%v)", name, hooks[0].Matcher, codexName, err)
 		}
 		in := strings.Replace(string(deny), `"mcp__workbench__use_tool"`, `"`+codexName+`"`, 1)
 		if code, stdout, _ := runCmd(t, in, "hook", "codex", "--config", cfg); code != 0 || !strings.Contains(stdout, `"deny"`) {

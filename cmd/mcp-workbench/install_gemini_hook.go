@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 )
@@ -25,36 +23,12 @@ func installGeminiHook(opts installOptions) (func([]byte) ([]byte, bool, error),
 	if err != nil {
 		return func([]byte) ([]byte, bool, error) { return nil, false, err }, func(hostconfig.Installed, io.Writer) {}
 	}
-	matcher, command := hook.Matcher, hook.Command
-	item := hostconfig.Entry{
-		{Key: "matcher", Value: matcher},
-		{Key: "hooks", Value: []hostconfig.Entry{{{Key: "type", Value: "command"}, {Key: "command", Value: command}}}},
-	}
 	var added bool
 	var others []string // the workbench's hooks for other configurations
 	edit := func(data []byte) ([]byte, bool, error) {
-		added, others = false, nil
-		has := func(elem any) bool {
-			g, _ := elem.(map[string]any)
-			hooks, _ := g["hooks"].([]any)
-			for _, h := range hooks {
-				h, _ := h.(map[string]any)
-				c, _ := h["command"].(string)
-				if g["matcher"] == matcher && c == command {
-					return true
-				}
-				if g["matcher"] == matcher && strings.Contains(c, " hook gemini-cli") {
-					others = append(others, c)
-				}
-			}
-			return false
-		}
-		out, changed, err := hostconfig.AddJSONArrayItem(data, []string{"hooks", "BeforeTool"}, item, has)
-		if err != nil {
-			return nil, false, fmt.Errorf("%w; add the hook by hand: mcp-workbench help hook", err)
-		}
-		added = changed
-		return out, changed, nil
+		out, changed, found, err := hostconfig.AddGeminiHook(data, hook)
+		added, others = changed, found
+		return out, changed, err
 	}
 	report := func(res hostconfig.Installed, stdout io.Writer) {
 		hookReport(stdout, res, "Gemini CLI", "gemini-cli", added, others)

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
+	"github.com/mcpworkbench/mcp-workbench/internal/hostconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -367,7 +368,7 @@ func TestWindowsInstallClaudeDesktop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks, err := codexHooks(toml)
+	hooks, err := hostconfig.CodexHooks(toml)
 	if err != nil || len(hooks) != 1 {
 		t.Fatalf("install codex's hooks: %v %v\n%s", hooks, err, toml)
 	}
@@ -377,24 +378,24 @@ func TestWindowsInstallClaudeDesktop(t *testing.T) {
 	}
 	hook := exec.Command(comspec)
 	// cmd.exe /s /c runs the rest of its command line as typed.
-	hook.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + hooks[0].command + `"`}
+	hook.SysProcAttr = &syscall.SysProcAttr{CmdLine: `cmd.exe /d /s /c "` + hooks[0].Command + `"`}
 	hook.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"mcp__workbench__use_tool","tool_input":{"tool":{"toolbox":"notes","server":"memory","tool":"delete_entities"},"arguments":{"entityNames":["x"]}}}`)
 	var hookOut bytes.Buffer
 	hook.Stdout, hook.Stderr = &hookOut, &hookOut
 	if err := hook.Run(); err != nil || !strings.Contains(hookOut.String(), `"permissionDecision": "deny"`) {
-		t.Fatalf("the hook command install codex wrote, run by cmd.exe: %v (want the rule's denial)\n%s\n%s", err, hooks[0].command, hookOut.String())
+		t.Fatalf("the hook command install codex wrote, run by cmd.exe: %v (want the rule's denial)\n%s\n%s", err, hooks[0].Command, hookOut.String())
 	}
 	// And as Codex starts it: "%ComSpec% /C" with the command as one
 	// argument of the command line, its quotes escaped as \" (Rust's
 	// quoting, which Go's is), which cmd.exe does not read: the paths with
 	// spaces (the configuration's folder and name) are written in their
 	// short form, with no quotes.
-	asCodex := exec.Command(comspec, "/C", hooks[0].command)
+	asCodex := exec.Command(comspec, "/C", hooks[0].Command)
 	asCodex.Stdin = strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"mcp__workbench__use_tool","tool_input":{"tool":{"toolbox":"notes","server":"memory","tool":"delete_entities"},"arguments":{"entityNames":["x"]}}}`)
 	hookOut.Reset()
 	asCodex.Stdout, asCodex.Stderr = &hookOut, &hookOut
 	if err := asCodex.Run(); err != nil || !strings.Contains(hookOut.String(), `"permissionDecision": "deny"`) {
-		t.Fatalf("the hook command install codex wrote, run as Codex runs it (%s /C as one argument): %v (want the rule's denial)\n%s\n%s", comspec, err, hooks[0].command, hookOut.String())
+		t.Fatalf("the hook command install codex wrote, run as Codex runs it (%s /C as one argument): %v (want the rule's denial)\n%s\n%s", comspec, err, hooks[0].Command, hookOut.String())
 	}
 }
 
