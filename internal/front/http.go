@@ -737,6 +737,7 @@ type slot struct {
 	wb   *workbench.Workbench
 	host *workbench.HTTPHost
 	// The rest is guarded by the front's mu.
+	sid     string             // the session's id, once the SDK gave it one
 	ss      *mcp.ServerSession // nil until the SDK made it
 	groups  []string           // the groups wb sees
 	valid   func() bool        // the latest request's credential still good
@@ -782,7 +783,8 @@ func (f *httpFront) sessionServer(r *http.Request) *mcp.Server {
 func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUser, c Caller) {
 	f.mu.Lock()
 	victim, refusal := f.roomLocked(u)
-	s := &slot{u: u, groups: slices.Clone(c.Groups), valid: c.Valid, seen: time.Now()}
+	// active: its initialize is a request in progress (see sessionStart).
+	s := &slot{u: u, groups: slices.Clone(c.Groups), valid: c.Valid, seen: time.Now(), active: 1}
 	if refusal == "" {
 		if victim != nil {
 			// Counted out now, under the lock, so that two new sessions
@@ -806,29 +808,92 @@ func (f *httpFront) newSession(w http.ResponseWriter, r *http.Request, u *httpUs
 		}
 		f.closeSession(victim)
 	}
-	f.stateful.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
+	f.stateful.ServeHTTP(&sessionStart{ResponseWriter: w, f: f, s: s}, r.WithContext(context.WithValue(r.Context(), slotKey{}, s)))
 	var ss *mcp.ServerSession
 	if s.host != nil {
 		for x := range s.host.Server().Sessions() {
 			ss = x
 		}
 	}
-	if ss == nil {
+	f.mu.Lock()
+	s.active--
+	counted := s.sid != ""
+	if ss == nil || ss.ID() != s.sid {
+		f.mu.Unlock()
+		if counted {
+			f.metrics.sessions.Dec()
+		}
 		f.endSession(s)
+		if ss != nil {
+			_ = ss.Close()
+		}
 		return
 	}
-	f.mu.Lock()
 	s.ss = ss
 	s.seen = time.Now()
-	f.slots[ss.ID()] = s
+	ended := s.ended
 	f.mu.Unlock()
-	f.metrics.sessions.Inc()
+	if ended { // made room for another while its initialize was answered
+		_ = ss.Close()
+	}
 	go func() {
 		_ = ss.Wait()
 		f.metrics.sessions.Dec()
 		f.endSession(s)
 	}()
 }
+
+// sessionStart is the response writer of a request that starts a
+// session: the session is known to the front (its requests counted, its
+// event stream watched) from the moment its id is in the response's
+// header, before the host can read it and send the session's next
+// request, which would otherwise race the end of the initialize.
+type sessionStart struct {
+	http.ResponseWriter
+	f    *httpFront
+	s    *slot
+	done bool
+}
+
+func (w *sessionStart) register() {
+	if w.done {
+		return
+	}
+	w.done = true
+	sid := w.Header().Get("Mcp-Session-Id")
+	if sid == "" {
+		return
+	}
+	w.f.mu.Lock()
+	if w.s.ended || w.f.slots[sid] != nil {
+		w.f.mu.Unlock()
+		return
+	}
+	w.s.sid = sid
+	w.s.seen = time.Now()
+	w.f.slots[sid] = w.s
+	w.f.mu.Unlock()
+	w.f.metrics.sessions.Inc()
+}
+
+func (w *sessionStart) WriteHeader(code int) {
+	w.register()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sessionStart) Write(b []byte) (int, error) {
+	w.register()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *sessionStart) Flush() {
+	w.register()
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (w *sessionStart) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // roomLocked decides whether user u may open a new session, and which
 // session, if any, ends to make room for it; refusal, if not empty, is
@@ -1016,8 +1081,8 @@ func (f *httpFront) endLocked(s *slot) {
 	s.ended = true
 	f.sessions--
 	s.u.sessions--
-	if s.ss != nil {
-		delete(f.slots, s.ss.ID())
+	if s.sid != "" && f.slots[s.sid] == s {
+		delete(f.slots, s.sid)
 	}
 	if s.wb != nil {
 		delete(s.u.wbs, s.wb)
@@ -1069,7 +1134,9 @@ func (f *httpFront) close() {
 	users := f.users
 	live := make([]*mcp.ServerSession, 0, len(f.slots))
 	for _, s := range f.slots {
-		live = append(live, s.ss)
+		if s.ss != nil { // else its initialize is being answered: closed below with its workbench
+			live = append(live, s.ss)
+		}
 	}
 	f.mu.Unlock()
 	for _, ss := range live {
