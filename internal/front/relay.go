@@ -360,26 +360,50 @@ func (r *sessionRelay) fromHost(ctx context.Context, line []byte) {
 		}
 	}
 	r.mu.Unlock()
-	b := r.backend(ctx, init, initialized)
-	if b == nil {
+	line = append(line, '\n') // the line is a slice of its own
+	for attempt := 1; ; attempt++ {
+		b := r.backend(ctx, init, initialized)
+		if b == nil {
+			if key != "" {
+				r.fail(key, "the workbench could not serve this session any more")
+			}
+			return
+		}
 		if key != "" {
-			r.fail(key, "the workbench could not serve this session any more")
+			r.mu.Lock()
+			_, inFlight := r.pending[key]
+			r.mu.Unlock()
+			if !inFlight {
+				return // answered already, when the backend it found ended
+			}
 		}
-		return
-	}
-	if key != "" {
-		r.mu.Lock()
-		_, inFlight := r.pending[key]
-		r.mu.Unlock()
-		if !inFlight {
-			return // answered already, when the backend it found ended
+		_, err := b.rw.Write(line)
+		if err == nil {
+			return
 		}
-	}
-	if _, err := b.rw.Write(append(line, '\n')); err != nil { // the line is a slice of its own
+		// The backend went before the line reached it (stop-shared, the
+		// grace ended, a crash): the request did not run there, so it
+		// is not one of those lost with it, and a new backend gets it,
+		// once.
+		var id rawID
+		inFlight := false
+		if key != "" {
+			r.mu.Lock()
+			id, inFlight = r.pending[key]
+			delete(r.pending, key)
+			r.mu.Unlock()
+		}
 		r.lost(b, err)
-		if key != "" {
-			r.fail(key, "the shared workbench ended before the request reached it; the next call starts it again")
+		if !inFlight { // a notification, or a request cancelled meanwhile
+			return
 		}
+		if attempt == 2 {
+			r.answer(id, "the shared workbench ended before the request reached it; the next call starts it again")
+			return
+		}
+		r.mu.Lock()
+		r.pending[key] = id
+		r.mu.Unlock()
 	}
 }
 

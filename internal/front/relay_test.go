@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -152,4 +153,78 @@ func jsonEqual(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// brokenPipe is a backend connection whose peer has gone but whose reader
+// has not yet seen it: writes fail, reads wait (as after stop-shared, when
+// the host's next call comes before the relay has read the end).
+type brokenPipe struct {
+	net.Conn
+	broken atomic.Bool
+}
+
+func (b *brokenPipe) Write(p []byte) (int, error) {
+	if b.broken.Load() {
+		return 0, syscall.EPIPE
+	}
+	return b.Conn.Write(p)
+}
+
+// TestRelayResendsALineThatNeverReachedTheBackend: a request whose write
+// to the backend fails did not run there; it goes to a new backend (told
+// the host's initialize first) and its answer comes back, where it was
+// answered with an error as one lost in flight.
+func TestRelayResendsALineThatNeverReachedTheBackend(t *testing.T) {
+	hostIn, toRelay := io.Pipe()
+	fromRelay, hostOut := io.Pipe()
+	firstConn, firstEnd := net.Pipe()
+	first := &brokenPipe{Conn: firstConn}
+	second, secondEnd := net.Pipe()
+	r := &sessionRelay{log: slog.New(slog.DiscardHandler), out: hostOut}
+	r.connect = func(context.Context) (io.ReadWriteCloser, error) { return second, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = r.run(ctx, hostIn, first); close(done) }()
+	t.Cleanup(func() {
+		toRelay.Close()
+		cancel()
+		<-done
+	})
+	host := lines(fromRelay)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(toRelay, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b1 := lines(firstEnd)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
+	next(t, b1, "the first backend's initialize")
+	if _, err := io.WriteString(firstEnd, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	next(t, host, "the initialize's answer")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	next(t, b1, "initialized")
+
+	first.broken.Store(true)
+	b2 := lines(secondEnd)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"use_tool"}}`)
+	replay := parse(t, next(t, b2, "the replayed initialize"))
+	if replay.Method != "initialize" {
+		t.Fatalf("the new backend's first message: %+v", replay)
+	}
+	if _, err := io.WriteString(secondEnd, `{"jsonrpc":"2.0","id":`+string(replay.ID)+`,"result":{}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	next(t, b2, "initialized, replayed")
+	if e := parse(t, next(t, b2, "the call, sent again")); string(e.ID) != "2" || e.Method != "tools/call" {
+		t.Fatalf("the new backend's third message: %+v", e)
+	}
+	if _, err := io.WriteString(secondEnd, `{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if e := parse(t, next(t, host, "the call's answer")); string(e.ID) != "2" || e.Error != nil {
+		t.Fatalf("the host got %+v, want the new backend's answer to 2", e)
+	}
 }
