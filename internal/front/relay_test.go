@@ -66,21 +66,14 @@ func parse(t *testing.T, line string) envelope {
 	return e
 }
 
-// TestRelayCarriesTheSessionToANewBackend: the backend ends with a request
-// in flight; that request gets an error, once; the next request goes to a
-// new backend, which is told the host's initialize (its answer kept from
-// the host) and initialized before it.
-func TestRelayCarriesTheSessionToANewBackend(t *testing.T) {
+// startRelay runs a session relay on backend first until the test ends;
+// a new backend, when it wants one, is another(). It returns the lines
+// the host gets and how the host sends one.
+func startRelay(t *testing.T, first io.ReadWriteCloser, another func() io.ReadWriteCloser) (<-chan string, func(string)) {
 	hostIn, toRelay := io.Pipe()
 	fromRelay, hostOut := io.Pipe()
-	first, firstEnd := net.Pipe()
-	second, secondEnd := net.Pipe()
-	var connects atomic.Int32
 	r := &sessionRelay{log: slog.New(slog.DiscardHandler), out: hostOut}
-	r.connect = func(context.Context) (io.ReadWriteCloser, error) {
-		connects.Add(1)
-		return second, nil
-	}
+	r.connect = func(context.Context) (io.ReadWriteCloser, error) { return another(), nil }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = r.run(ctx, hostIn, first); close(done) }()
@@ -89,13 +82,27 @@ func TestRelayCarriesTheSessionToANewBackend(t *testing.T) {
 		cancel()
 		<-done
 	})
-	host := lines(fromRelay)
 	send := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(toRelay, line+"\n"); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return lines(fromRelay), send
+}
+
+// TestRelayCarriesTheSessionToANewBackend: the backend ends with a request
+// in flight; that request gets an error, once; the next request goes to a
+// new backend, which is told the host's initialize (its answer kept from
+// the host) and initialized before it.
+func TestRelayCarriesTheSessionToANewBackend(t *testing.T) {
+	first, firstEnd := net.Pipe()
+	second, secondEnd := net.Pipe()
+	var connects atomic.Int32
+	host, send := startRelay(t, first, func() io.ReadWriteCloser {
+		connects.Add(1)
+		return second
+	})
 
 	b1 := lines(firstEnd)
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`
@@ -175,28 +182,10 @@ func (b *brokenPipe) Write(p []byte) (int, error) {
 // the host's initialize first) and its answer comes back, where it was
 // answered with an error as one lost in flight.
 func TestRelayResendsALineThatNeverReachedTheBackend(t *testing.T) {
-	hostIn, toRelay := io.Pipe()
-	fromRelay, hostOut := io.Pipe()
 	firstConn, firstEnd := net.Pipe()
 	first := &brokenPipe{Conn: firstConn}
 	second, secondEnd := net.Pipe()
-	r := &sessionRelay{log: slog.New(slog.DiscardHandler), out: hostOut}
-	r.connect = func(context.Context) (io.ReadWriteCloser, error) { return second, nil }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = r.run(ctx, hostIn, first); close(done) }()
-	t.Cleanup(func() {
-		toRelay.Close()
-		cancel()
-		<-done
-	})
-	host := lines(fromRelay)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(toRelay, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	host, send := startRelay(t, first, func() io.ReadWriteCloser { return second })
 	b1 := lines(firstEnd)
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
 	next(t, b1, "the first backend's initialize")
