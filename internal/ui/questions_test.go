@@ -1,13 +1,47 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/mcpworkbench/mcp-workbench/internal/workbench"
 )
+
+// waiting is a call of maths/calc/add, which a rule asks about, made by
+// a host that cannot ask (here, no host at all, as for the call command),
+// and waiting for its answer in the page: its question's card shows.
+type waiting struct {
+	u      *uiTest
+	ctx    context.Context
+	wb     *workbench.Workbench
+	result chan string // the call's result, once answered
+	card   string      // the question's card, a CSS selector
+}
+
+// questionWaiting opens the Questions page of a configuration whose
+// maths toolbox asks before calc/add runs (top: more of its top-level
+// keys, each followed by a comma), calls 2 + 40, and returns once the
+// page shows the question.
+func questionWaiting(t *testing.T, top string) waiting {
+	t.Helper()
+	u := newUITest(t, func(tag string) string {
+		return `{` + top + `"toolboxes": {"maths": {"description": "Numbers", "permissions": {"tools": {"calc/add": "ask"}},
+			"mcpServers": {"calc": ` + fake(t, tag, "calc", "API_KEY", secret) + `}}}}`
+	})
+	ctx := browser(t)
+	u.open(ctx, "questions")
+	u.run(ctx, chromedp.WaitVisible(chromedp.CSS("#questions-none")))
+	q := waiting{u: u, ctx: ctx, wb: u.hostWorkbench(), result: make(chan string, 1), card: `[data-question="maths/calc/add"]`}
+	go func() {
+		q.result <- string(q.wb.Use(t.Context(), "maths", "calc", "add", json.RawMessage(`{"a": 2, "b": 40}`), nil))
+	}()
+	u.run(ctx, chromedp.WaitVisible(chromedp.CSS(q.card)))
+	return q
+}
 
 // TestQuestionAnsweredInThePage: a rule asks before maths/calc/add runs,
 // and the workbench's host cannot ask (no elicitation: here, no host at
@@ -15,21 +49,8 @@ import (
 // comes to it, the call waiting; "Allow once" lets the call run, and its
 // result is the server's.
 func TestQuestionAnsweredInThePage(t *testing.T) {
-	u := newUITest(t, func(tag string) string {
-		return `{"toolboxes": {"maths": {"description": "Numbers", "permissions": {"tools": {"calc/add": "ask"}},
-			"mcpServers": {"calc": ` + fake(t, tag, "calc", "API_KEY", secret) + `}}}}`
-	})
-	ctx := browser(t)
-	u.open(ctx, "questions")
-	u.run(ctx, chromedp.WaitVisible(chromedp.CSS("#questions-none")))
-
-	wb := u.hostWorkbench()
-	result := make(chan string, 1)
-	go func() {
-		result <- string(wb.Use(t.Context(), "maths", "calc", "add", json.RawMessage(`{"a": 2, "b": 40}`), nil))
-	}()
-	card := `[data-question="maths/calc/add"]`
-	u.run(ctx, chromedp.WaitVisible(chromedp.CSS(card)))
+	q := questionWaiting(t, "")
+	u, ctx, wb, result, card := q.u, q.ctx, q.wb, q.result, q.card
 	shown := u.text(ctx, card)
 	if !strings.Contains(shown, `"b": 40`) && !strings.Contains(shown, `"b":40`) {
 		t.Errorf("the question does not show the arguments: %q", shown)
