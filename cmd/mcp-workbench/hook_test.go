@@ -45,22 +45,19 @@ func TestHookGeminiCLI(t *testing.T) {
 	testHookGoldens(t, "gemini-cli", filepath.Join("testdata", "hook", "gemini-cli"))
 }
 
-// testHookGoldens runs the hook for host on each input in dir against
-// testdata/hook/config.json and compares what it answers with the golden
-// file beside the input.
-func testHookGoldens(t *testing.T, host, dir string) {
+// hookHome points HOME and XDG_* at a temporary folder, and returns it.
+func hookHome(t *testing.T) string {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
-	cfgPath, err := filepath.Abs(filepath.Join("testdata", "hook", "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return home
+}
+
+// githubToolsListed puts tools in the catalog as the code toolbox's github
+// server listed them, where the hook looks for their annotations.
+func githubToolsListed(t *testing.T, cfg *config.Config, tools ...string) {
+	t.Helper()
 	catDir, err := catalog.DefaultDir()
 	if err != nil {
 		t.Fatal(err)
@@ -69,13 +66,30 @@ func testHookGoldens(t *testing.T, host, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := []json.RawMessage{
-		json.RawMessage(`{"name":"merge_pull_request","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`),
-		json.RawMessage(`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`),
+	raw := make([]json.RawMessage, len(tools))
+	for i, tool := range tools {
+		raw[i] = json.RawMessage(tool)
 	}
-	if err := cat.Put(catalog.Key(cfg.Toolbox("code").Server("github"), downstream.ProtocolVersion), tools, nil); err != nil {
+	if err := cat.Put(catalog.Key(cfg.Toolbox("code").Server("github"), downstream.ProtocolVersion), raw, nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// testHookGoldens runs the hook for host on each input in dir against
+// testdata/hook/config.json and compares what it answers with the golden
+// file beside the input.
+func testHookGoldens(t *testing.T, host, dir string) {
+	hookHome(t)
+	cfgPath, err := filepath.Abs(filepath.Join("testdata", "hook", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	githubToolsListed(t, cfg, `{"name":"merge_pull_request","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`,
+		`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
 
 	inputs, _ := filepath.Glob(filepath.Join(dir, "*.input.json"))
 	if len(inputs) < 10 {
@@ -166,10 +180,7 @@ func TestHookLogLevel(t *testing.T) {
 // a denied one is blocked. A ${VAR} the rules read (in a rule, in a
 // toolbox's or server's name) still blocks every call until it is set.
 func TestHookUnsetVariables(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	home := hookHome(t)
 	os.Unsetenv("WB_HOOK_TEST_UNSET")
 	write := func(name, text string) string {
 		p := filepath.Join(home, name)
@@ -220,10 +231,7 @@ func TestHookUnsetVariables(t *testing.T) {
 // token, decides by the annotations: a read-only tool is not denied by
 // the strictest guess a destructive one would get.
 func TestHookUnsetVariableAnnotations(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	home := hookHome(t)
 	cfgPath := filepath.Join(home, "wb.json")
 	if err := os.WriteFile(cfgPath, []byte(`{"permissions": {"annotations": {"destructiveHint": "deny", "readOnlyHint": "allow"}},
 	  "toolboxes": {"code": {"description": "GitHub", "mcpServers": {"github": {"command": "github-mcp-server", "env": {"GITHUB_TOKEN": "${WB_HOOK_TEST_TOKEN}"}}}}}}`), 0o600); err != nil {
@@ -239,21 +247,8 @@ func TestHookUnsetVariableAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	catDir, err := catalog.DefaultDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(catDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := []json.RawMessage{
-		json.RawMessage(`{"name":"delete_repo","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`),
-		json.RawMessage(`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`),
-	}
-	if err := cat.Put(catalog.Key(cfg.Toolbox("code").Server("github"), downstream.ProtocolVersion), tools, nil); err != nil {
-		t.Fatal(err)
-	}
+	githubToolsListed(t, cfg, `{"name":"delete_repo","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`,
+		`{"name":"list_issues","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`)
 	os.Unsetenv("WB_HOOK_TEST_TOKEN")
 	for _, host := range []string{"codex", "gemini-cli"} {
 		in, err := os.ReadFile(filepath.Join("testdata", "hook", host, "deny-by-rule.input.json"))

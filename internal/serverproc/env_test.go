@@ -31,12 +31,20 @@ func TestMain(m *testing.M) {
 // child saw.
 func childEnv(t *testing.T, cfg *config.Server) []string {
 	t.Helper()
+	_, env := startChild(t, cfg)
+	return env
+}
+
+// startChild starts cfg (the test binary, with envChild set), stopped when
+// the test ends, and returns it and the environment the child saw.
+func startChild(t *testing.T, cfg *config.Server) (*Process, []string) {
+	t.Helper()
 	var stderr fakeserver.Buffer
 	p, err := Start(cfg, "[tb/s]", &stderr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop(0)
+	t.Cleanup(func() { p.Stop(0) })
 	line, err := p.ReadLine()
 	if err != nil {
 		t.Fatalf("ReadLine: %v\n%s", err, stderr.String())
@@ -47,7 +55,7 @@ func childEnv(t *testing.T, cfg *config.Server) []string {
 	if err := json.Unmarshal(line, &msg); err != nil {
 		t.Fatalf("%v: %s", err, line)
 	}
-	return msg.Result.Env
+	return p, msg.Result.Env
 }
 
 // TestBaseEnv: a server with a BaseEnv sees those variables and its Env,

@@ -3,7 +3,6 @@
 package serverproc
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
-	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 // shortPathHome gives the test a GUI host's short PATH, a home of its own
@@ -63,27 +61,11 @@ func installFakeCmd(t *testing.T, dir string) {
 // its "env", and returns the process and the environment its server saw.
 func startFakeCmd(t *testing.T, extra ...string) (*Process, []string) {
 	t.Helper()
-	var stderr fakeserver.Buffer
 	env := map[string]string{envChild: "1"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
-	p, err := Start(&config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: env}, "[tb/s]", &stderr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(0) })
-	line, err := p.ReadLine()
-	if err != nil {
-		t.Fatalf("ReadLine: %v\n%s", err, stderr.String())
-	}
-	var msg struct {
-		Result struct{ Env []string }
-	}
-	if err := json.Unmarshal(line, &msg); err != nil {
-		t.Fatalf("%v: %s", err, line)
-	}
-	return p, msg.Result.Env
+	return startChild(t, &config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: env})
 }
 
 func pathOf(env []string) string {

@@ -1,14 +1,12 @@
 package serverproc
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpworkbench/mcp-workbench/internal/config"
-	"github.com/mcpworkbench/mcp-workbench/internal/fakeserver"
 )
 
 // TestShortPATHAppDataNpm: a host started from the Start menu without
@@ -36,26 +34,11 @@ func TestShortPATHAppDataNpm(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(npm, "fakecmd.exe"), b, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	var stderr fakeserver.Buffer
-	p, err := Start(&config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: map[string]string{envChild: "1"}}, "[tb/s]", &stderr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop(0)
+	p, env := startChild(t, &config.Server{Name: "s", Transport: config.Stdio, Command: "fakecmd", Env: map[string]string{envChild: "1"}})
 	if f := p.FoundElsewhere(); !strings.EqualFold(f.Dir, npm) || f.From != "the usual folders" {
 		t.Errorf("FoundElsewhere = %+v, want %s in the usual folders", f, npm)
 	}
-	line, err := p.ReadLine()
-	if err != nil {
-		t.Fatalf("ReadLine: %v\n%s", err, stderr.String())
-	}
-	var msg struct {
-		Result struct{ Env []string }
-	}
-	if err := json.Unmarshal(line, &msg); err != nil {
-		t.Fatalf("%v: %s", err, line)
-	}
-	for _, kv := range msg.Result.Env {
+	for _, kv := range env {
 		if name, val, _ := strings.Cut(kv, "="); strings.EqualFold(name, "PATH") {
 			if !strings.HasPrefix(strings.ToLower(val), strings.ToLower(npm)+";") {
 				t.Errorf("the server's %s = %q, want %s first", name, val, npm)
@@ -63,5 +46,5 @@ func TestShortPATHAppDataNpm(t *testing.T) {
 			return
 		}
 	}
-	t.Errorf("the server has no Path: %q", msg.Result.Env)
+	t.Errorf("the server has no Path: %q", env)
 }
