@@ -53,7 +53,8 @@ const (
 var activity = struct {
 	ch      chan Call
 	running atomic.Bool  // a writer goroutine runs
-	pending atomic.Int64 // calls queued and not yet written (or given up)
+	queued  atomic.Int64 // calls queued so far
+	written atomic.Int64 // calls taken from the queue (written, or given up)
 	flush   chan chan struct{}
 }{ch: make(chan Call, activityQueue), flush: make(chan chan struct{})}
 
@@ -68,11 +69,10 @@ const dirRecheck = 500 * time.Millisecond
 // once: a call that finds the queue full is dropped; one goroutine writes
 // them, started when one is queued and ended once idle.
 func Record(c Call) {
-	activity.pending.Add(1)
 	select {
 	case activity.ch <- c:
+		activity.queued.Add(1)
 	default:
-		activity.pending.Add(-1)
 		return
 	}
 	if activity.running.CompareAndSwap(false, true) {
@@ -91,7 +91,9 @@ func Flush(wait time.Duration) {
 	defer deadline.Stop()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for activity.pending.Load() > 0 {
+	// Up to the calls queued so far only: other workbenches of the
+	// process (HTTP sessions) may go on queueing theirs.
+	for target := activity.queued.Load(); activity.written.Load() < target; {
 		select {
 		case <-deadline.C:
 			return
@@ -172,7 +174,7 @@ func writeActivity() {
 		case c := <-activity.ch:
 			idle.Reset(idleExit)
 			write(c)
-			activity.pending.Add(-1)
+			activity.written.Add(1)
 		case done := <-activity.flush:
 			if f != nil {
 				f.Close()
